@@ -1,0 +1,187 @@
+//! The f64 CPU reference: Parratt recursion for uniaxial layers with Névot–Croce roughness.
+//!
+//! This is the twin of `shaders/refl/parratt.wgsl`; both follow the same steps:
+//! * χ = ε − 1 = −2δ + 2iβ per axis; Q = q/2 (the vacuum kz).
+//! * s: kz² = χ_o k0² + Q². p: kz² = (ε_o/ε_e)(χ_e k0² + Q²). Root with Im kz ≥ 0 ([`decaying_root`]).
+//! * Interfaces in cancellation-free form: r = (k_a² − k_b²)/(k_a + k_b)², where for s
+//!   k_a² − k_b² = (χ_oa − χ_ob) k0², and for p (u = kz/ε_o, u² = (χ_e k0² + Q²)/(ε_o ε_e))
+//!   u_a² − u_b² = [k0²(χ_ea − χ_eb + χ_ea P_b − χ_eb P_a) + Q²(P_b − P_a)] / ((1+P_a)(1+P_b)),
+//!   P = ε_o ε_e − 1 = χ_o + χ_e + χ_o χ_e. No difference of two near-equal large numbers is formed.
+//! * Névot–Croce: r · exp(−2 k_a k_b σ_b²) with the same mode's kz.
+//! * From the substrate up: X ← (r + X φ)/(1 + r X φ), φ = exp(2i k_b d_b); R = |X|².
+
+use num_complex::Complex64 as C64;
+
+use crate::{CurveRequest, Reflectivity};
+
+/// The square root of `z` with Im ≥ 0 (Re ≥ 0 when the root is real): the wave that decays
+/// downwards. Signed zeros are irrelevant: for z = −a − 0i this still returns +i√a, the decaying
+/// root that refloxide 0.3.0 misses when β = 0 exactly.
+#[inline]
+pub fn decaying_root(z: C64) -> C64 {
+    let (x, y) = (z.re, z.im);
+    let mut m = (x * x + y * y).sqrt();
+    if m == 0.0 && (x != 0.0 || y != 0.0) || m.is_infinite() {
+        m = x.hypot(y); // squares under/overflowed
+    }
+    if m == 0.0 {
+        return C64::new(0.0, 0.0);
+    }
+    let t = ((m + x.abs()) * 0.5).sqrt();
+    let root = if x >= 0.0 { C64::new(t, y / (2.0 * t)) } else { C64::new(y.abs() / (2.0 * t), t.copysign(y)) };
+    if root.im < 0.0 {
+        -root
+    } else {
+        root
+    }
+}
+
+/// Per-layer constants that do not depend on q.
+#[derive(Clone, Copy, Debug)]
+struct LayerTerms {
+    /// χ_o k0².
+    chi_o_k: C64,
+    /// ε_o / ε_e.
+    eps_ratio: C64,
+    /// χ_e k0².
+    chi_e_k: C64,
+    /// 1/ε_o.
+    inv_eps_o: C64,
+    thickness: f64,
+    sigma2: f64,
+}
+
+/// Per-interface constants (interface above layer b = index + 1) that do not depend on q.
+#[derive(Clone, Copy, Debug)]
+struct InterfaceTerms {
+    /// (χ_oa − χ_ob) k0²: numerator of r_s.
+    ds: C64,
+    /// k0²(χ_ea − χ_eb + χ_ea P_b − χ_eb P_a) / ((1+P_a)(1+P_b)).
+    dp_const: C64,
+    /// (P_b − P_a) / ((1+P_a)(1+P_b)).
+    dp_q2: C64,
+}
+
+fn prepare(request: &CurveRequest<'_>) -> (Vec<LayerTerms>, Vec<InterfaceTerms>) {
+    let k0 = scatterlab_core::units::photon_k0(request.energy_ev);
+    let k02 = k0 * k0;
+    let chis: Vec<(C64, C64)> = request
+        .stack
+        .layers
+        .iter()
+        .map(|l| (C64::new(-2.0 * l.delta_o, 2.0 * l.beta_o), C64::new(-2.0 * l.delta_e, 2.0 * l.beta_e)))
+        .collect();
+    let layers = request
+        .stack
+        .layers
+        .iter()
+        .zip(&chis)
+        .map(|(l, &(co, ce))| LayerTerms {
+            chi_o_k: co * k02,
+            eps_ratio: (1.0 + co) / (1.0 + ce),
+            chi_e_k: ce * k02,
+            inv_eps_o: 1.0 / (1.0 + co),
+            thickness: l.thickness,
+            sigma2: l.roughness * l.roughness,
+        })
+        .collect();
+    let p_of = |(co, ce): (C64, C64)| co + ce + co * ce;
+    let interfaces = chis
+        .windows(2)
+        .map(|w| {
+            let (a, b) = (w[0], w[1]);
+            let (pa, pb) = (p_of(a), p_of(b));
+            let norm = 1.0 / ((1.0 + pa) * (1.0 + pb));
+            InterfaceTerms {
+                ds: (a.0 - b.0) * k02,
+                dp_const: (a.1 - b.1 + a.1 * pb - b.1 * pa) * k02 * norm,
+                dp_q2: (pb - pa) * norm,
+            }
+        })
+        .collect();
+    (layers, interfaces)
+}
+
+/// The s and p kz of a layer at Q² = (q/2)².
+#[inline]
+fn kz_pair(layer: &LayerTerms, q2: f64) -> (C64, C64) {
+    (decaying_root(layer.chi_o_k + q2), decaying_root(layer.eps_ratio * (layer.chi_e_k + q2)))
+}
+
+/// One Parratt step: X ← (r + X φ)/(1 + r X φ).
+#[inline]
+fn parratt_step(r: C64, x: C64, phase: C64) -> C64 {
+    let xp = x * phase;
+    (r + xp) / (1.0 + r * xp)
+}
+
+/// R_s and R_p at one q.
+fn point(layers: &[LayerTerms], interfaces: &[InterfaceTerms], q: f64) -> (f64, f64) {
+    let q2 = 0.25 * q * q;
+    let n = layers.len();
+    let (mut ks_b, mut kp_b) = kz_pair(&layers[n - 1], q2);
+    let (mut xs, mut xp) = (C64::new(0.0, 0.0), C64::new(0.0, 0.0));
+    for b in (1..n).rev() {
+        let (lb, la, itf) = (&layers[b], &layers[b - 1], &interfaces[b - 1]);
+        let (ks_a, kp_a) = kz_pair(la, q2);
+        let ss = ks_a + ks_b;
+        let mut rs = itf.ds / (ss * ss);
+        let (ua, ub) = (kp_a * la.inv_eps_o, kp_b * lb.inv_eps_o);
+        let sp = ua + ub;
+        let mut rp = (itf.dp_const + itf.dp_q2 * q2) / (sp * sp);
+        if lb.sigma2 > 0.0 {
+            rs *= (-2.0 * lb.sigma2 * ks_a * ks_b).exp();
+            rp *= (-2.0 * lb.sigma2 * kp_a * kp_b).exp();
+        }
+        if lb.thickness > 0.0 && b < n - 1 {
+            let phase_s = (C64::new(0.0, 2.0 * lb.thickness) * ks_b).exp();
+            let phase_p = (C64::new(0.0, 2.0 * lb.thickness) * kp_b).exp();
+            xs = parratt_step(rs, xs, phase_s);
+            xp = parratt_step(rp, xp, phase_p);
+        } else {
+            xs = parratt_step(rs, xs, C64::new(1.0, 0.0));
+            xp = parratt_step(rp, xp, C64::new(1.0, 0.0));
+        }
+        ks_b = ks_a;
+        kp_b = kp_a;
+    }
+    (xs.norm_sqr(), xp.norm_sqr())
+}
+
+/// Computes one curve on the CPU in f64. The request must already be validated
+/// (see [`CurveRequest::validate`]); [`crate::compute`] does that.
+pub fn reflectivity_unchecked(request: &CurveRequest<'_>) -> Reflectivity {
+    let (layers, interfaces) = prepare(request);
+    let mut out = Reflectivity { r_s: Vec::with_capacity(request.q.len()), r_p: Vec::with_capacity(request.q.len()) };
+    for &q in request.q {
+        let (rs, rp) = point(&layers, &interfaces, q);
+        out.r_s.push(rs);
+        out.r_p.push(rp);
+    }
+    out
+}
+
+/// Validates and computes one curve on the CPU in f64 (the synchronous entry point).
+pub fn reflectivity(request: &CurveRequest<'_>) -> Result<Reflectivity, crate::ReflError> {
+    request.validate()?;
+    Ok(reflectivity_unchecked(request))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decaying_root_picks_positive_imaginary_part() {
+        for z in [C64::new(-4.0, 0.0), C64::new(-4.0, -0.0), C64::new(-4.0, 1e-30), C64::new(-4.0, -1e-30)] {
+            let r = decaying_root(z);
+            assert!(r.im > 0.0, "{z} -> {r}");
+            assert!((r * r - z).norm() < 1e-12);
+        }
+        let r = decaying_root(C64::new(9.0, -0.0));
+        assert_eq!((r.re, r.im >= 0.0), (3.0, true));
+        let r = decaying_root(C64::new(1.0, -1e-3));
+        assert!(r.im >= 0.0 && (r * r - C64::new(1.0, -1e-3)).norm() < 1e-15);
+        assert_eq!(decaying_root(C64::new(0.0, 0.0)), C64::new(0.0, 0.0));
+    }
+}

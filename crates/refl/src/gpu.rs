@@ -1,0 +1,154 @@
+//! The f32 GPU twin of [`crate::cpu`]: `shaders/refl/parratt.wgsl`, one dispatch per batch.
+//!
+//! A batch is any set of curves (stacks may differ in layer count): the kernel reads a stack
+//! table (first layer, layer count), a layer table (d, σ², χ_o, χ_e) and a point table
+//! (stack, k0², Q²), and writes (R_s, R_p) per point — so a fitter's whole population is
+//! one dispatch.
+
+use bytemuck::{Pod, Zeroable};
+use scatterlab_gpu::{wgpu, GpuContext};
+use wgpu::util::DeviceExt;
+
+use crate::{CurveRequest, ReflError, Reflectivity};
+
+const SHADER: &str = "refl/parratt.wgsl";
+const WORKGROUP_SIZE: u32 = 64;
+
+/// Layer record as the kernel reads it (two vec4<f32>).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct GpuLayer {
+    thickness: f32,
+    sigma2: f32,
+    _pad: [f32; 2],
+    chi_o: [f32; 2],
+    chi_e: [f32; 2],
+}
+
+/// Point record: stack index, k0², Q² = (q/2)².
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct GpuPoint {
+    stack: u32,
+    k02: f32,
+    q2: f32,
+    _pad: f32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct Params {
+    n_points: u32,
+    _pad: [u32; 3],
+}
+
+/// A compiled reflectivity pipeline on one device.
+#[derive(Debug)]
+pub struct ParrattGpu {
+    ctx: GpuContext,
+    pipeline: wgpu::ComputePipeline,
+}
+
+impl ParrattGpu {
+    /// Compiles the kernel on `ctx`'s device.
+    pub async fn new(ctx: &GpuContext) -> Result<Self, ReflError> {
+        let pipeline = ctx.compute_pipeline(SHADER, "main").await?;
+        Ok(Self { ctx: ctx.clone(), pipeline })
+    }
+
+    /// The GPU context this pipeline runs on.
+    pub fn context(&self) -> &GpuContext {
+        &self.ctx
+    }
+
+    /// Runs validated requests in one dispatch (see [`crate::compute`], which validates).
+    pub(crate) async fn compute_validated(&self, requests: &[CurveRequest<'_>]) -> Result<Vec<Reflectivity>, ReflError> {
+        let (stacks, layers, points) = pack(requests);
+        if points.is_empty() {
+            return Ok(requests.iter().map(|_| Reflectivity::default()).collect());
+        }
+        let ctx = &self.ctx;
+        let out_bytes = (points.len() * 8) as u64;
+        for (what, bytes) in [("stack table", stacks.len() * 8), ("layer table", layers.len() * 32), ("point table", points.len() * 16)] {
+            ctx.check_storage_size(what, bytes as u64)?;
+        }
+        ctx.check_storage_size("reflectivity output", out_bytes)?;
+        let storage = |label: &str, contents: &[u8]| {
+            ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage: wgpu::BufferUsages::STORAGE })
+        };
+        let params = Params { n_points: points.len() as u32, _pad: [0; 3] };
+        let params_buf = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("refl params"),
+            contents: bytemuck::bytes_of(&params),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let stacks_buf = storage("refl stacks", bytemuck::cast_slice(&stacks));
+        let layers_buf = storage("refl layers", bytemuck::cast_slice(&layers));
+        let points_buf = storage("refl points", bytemuck::cast_slice(&points));
+        let out_buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("refl out"),
+            size: out_bytes,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let read_buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("refl readback"),
+            size: out_bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("refl bind group"),
+            layout: &self.pipeline.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: params_buf.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: stacks_buf.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: layers_buf.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 3, resource: points_buf.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 4, resource: out_buf.as_entire_binding() },
+            ],
+        });
+        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("refl") });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("refl parratt"), timestamp_writes: None });
+            pass.set_pipeline(&self.pipeline);
+            pass.set_bind_group(0, &bind_group, &[]);
+            let (x, y) = scatterlab_gpu::dispatch_grid((points.len() as u32).div_ceil(WORKGROUP_SIZE));
+            pass.dispatch_workgroups(x, y, 1);
+        }
+        encoder.copy_buffer_to_buffer(&out_buf, 0, &read_buf, 0, out_bytes);
+        ctx.submit_checked("refl/parratt.wgsl dispatch", encoder.finish()).await?;
+        let flat: Vec<[f32; 2]> = scatterlab_gpu::read_buffer(ctx, &read_buf, points.len()).await?;
+        let mut results = Vec::with_capacity(requests.len());
+        let mut offset = 0;
+        for request in requests {
+            let slice = &flat[offset..offset + request.q.len()];
+            offset += request.q.len();
+            results.push(Reflectivity {
+                r_s: slice.iter().map(|p| f64::from(p[0])).collect(),
+                r_p: slice.iter().map(|p| f64::from(p[1])).collect(),
+            });
+        }
+        Ok(results)
+    }
+}
+
+/// Flattens requests into the kernel's three tables.
+fn pack(requests: &[CurveRequest<'_>]) -> (Vec<[u32; 2]>, Vec<GpuLayer>, Vec<GpuPoint>) {
+    let mut stacks = Vec::with_capacity(requests.len());
+    let mut layers = Vec::new();
+    let mut points = Vec::new();
+    for (i, request) in requests.iter().enumerate() {
+        stacks.push([layers.len() as u32, request.stack.layers.len() as u32]);
+        layers.extend(request.stack.layers.iter().map(|l| GpuLayer {
+            thickness: l.thickness as f32,
+            sigma2: (l.roughness * l.roughness) as f32,
+            _pad: [0.0; 2],
+            chi_o: [(-2.0 * l.delta_o) as f32, (2.0 * l.beta_o) as f32],
+            chi_e: [(-2.0 * l.delta_e) as f32, (2.0 * l.beta_e) as f32],
+        }));
+        let k0 = scatterlab_core::units::photon_k0(request.energy_ev);
+        points.extend(request.q.iter().map(|&q| GpuPoint { stack: i as u32, k02: (k0 * k0) as f32, q2: (0.25 * q * q) as f32, _pad: 0.0 }));
+    }
+    (stacks, layers, points)
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Idempotent machine set-up for scatterlab (Debian 12, root or sudo).
+# Installs: system packages (Chromium, Vulkan software driver, Xvfb), the wasm target,
+# wasm-bindgen-cli at exactly the wasm-bindgen version in Cargo.lock, and the npm dev tools.
+# Every step is skipped when already satisfied, so running it twice costs seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+apt_packages=(chromium chromium-driver xvfb xauth mesa-vulkan-drivers libvulkan1 libgl1-mesa-dri
+  libegl1 libgl1 libxkbcommon-x11-0 libx11-xcb1 libxcursor1 libxrandr2 libxi6 fonts-dejavu-core
+  imagemagick xdotool)
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: apt-get install ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+rustup target list --installed | grep -q '^wasm32-unknown-unknown$' || rustup target add wasm32-unknown-unknown
+
+# wasm-bindgen-cli must equal the wasm-bindgen crate in Cargo.lock exactly, or the bindings mismatch.
+wb_version=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock 2>/dev/null || true)
+wb_version=${wb_version:-0.2.130}
+if ! wasm-bindgen --version 2>/dev/null | grep -q " $wb_version\$"; then
+  echo "setup: cargo install wasm-bindgen-cli $wb_version (several minutes)"
+  # Not --locked: its lockfile wants a crate version this registry lacks (shared/TOOLCHAIN.md).
+  cargo install -q wasm-bindgen-cli --version "$wb_version" --force
+fi
+
+if [ -f package.json ] && { [ ! -d node_modules ] || [ package.json -nt node_modules/.package-lock.json ]; }; then
+  echo "setup: npm install"
+  npm install --no-audit --no-fund --silent
+fi
+echo "setup: ok"
