@@ -1,0 +1,11 @@
+# Sourced by every script: one persistent target dir outside the repository (a fresh clone
+# rebuilds in seconds), lavapipe for native wgpu, and quiet defaults for headless runs.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/scatterlab/target}"
+export WGPU_BACKEND="${WGPU_BACKEND:-vulkan}"
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/scatterlab-xdg-$(id -u)}"
+mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# Keep the cache bounded: wipe it when it grows past 20 GiB.
+if [ -d "$CARGO_TARGET_DIR" ] && [ "$(du -s "$CARGO_TARGET_DIR" 2>/dev/null | cut -f1)" -gt 20000000 ]; then
+  echo "target cache over 20 GiB: cargo clean"; rm -rf "$CARGO_TARGET_DIR"
+fi

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The one test command: sets the machine up (idempotent), then runs every stage.
+# Stages and timings are described in TESTING.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+source scripts/env.sh
+
+passed=0
+failed=0
+failed_names=()
+stage() {
+  local name=$1; shift
+  echo; echo "=== stage: $name"
+  local t0=$SECONDS
+  if "$@"; then
+    passed=$((passed + 1)); echo "=== stage $name: ok ($((SECONDS - t0)) s)"
+  else
+    failed=$((failed + 1)); failed_names+=("$name"); echo "=== stage $name: FAILED ($((SECONDS - t0)) s)"
+  fi
+}
+
+# a, b, d: native unit/integration tests, WGSL kernels on lavapipe vs their CPU twins, naga
+# validation of every shader, egui_kittest UI tests.
+stage native cargo test --workspace --all-targets
+# c: wasm-bindgen-test in headless Chromium with WebGPU (SwiftShader).
+[ -f scripts/test-browser.sh ] && stage browser bash scripts/test-browser.sh
+# f: web build + sources.json must match the committed file.
+[ -f scripts/build-web.sh ] && stage web-build-and-sources bash scripts/build-web.sh --check-sources
+# e: index.html served on 127.0.0.1 in headless Chromium, WebGPU backend, no console errors.
+[ -f scripts/test-e2e.sh ] && stage e2e bash scripts/test-e2e.sh
+
+echo
+if [ "$failed" -gt 0 ]; then echo "failed stages: ${failed_names[*]}"; fi
+echo "stages: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
