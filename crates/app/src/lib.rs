@@ -1,1 +1,81 @@
+//! scatterlab's egui/eframe application: one code base for the desktop window (`src/main.rs`)
+//! and the browser canvas (`src/web.rs`, wasm32 only).
+//!
+//! Compute runs on the device the user picks: the CPU (f64) inline, or the GPU (f32 WGSL) on
+//! eframe's own wgpu device as a background job. Nothing falls back silently and nothing panics
+//! on bad input: errors are shown in the UI.
 
+#![warn(missing_docs)]
+
+pub mod compute_job;
+pub mod gpu_engine;
+pub mod refl_panel;
+#[cfg(target_arch = "wasm32")]
+mod web;
+
+pub use gpu_engine::{backend_name, GpuSupport};
+pub use refl_panel::{Computed, Device, Outcome, ReflInputs, ReflPanel};
+
+/// Called once, after the first frame has been painted (the web entry marks the page ready).
+pub type ReadyHook = Box<dyn FnOnce()>;
+
+/// The application: today one reflectivity panel.
+pub struct ScatterlabApp {
+    /// The reflectivity panel (public so tests and hosts can read results and set inputs).
+    pub refl: ReflPanel,
+    /// The lower-case wgpu backend eframe renders with (`"vulkan"`, `"browserwebgpu"`, `"gl"`),
+    /// or `"none"` without wgpu.
+    pub render_backend: String,
+    frames: u64,
+    on_ready: Option<ReadyHook>,
+}
+
+impl ScatterlabApp {
+    /// Builds the app from eframe's creation context, sharing its wgpu device for GPU compute.
+    pub fn new(cc: &eframe::CreationContext<'_>) -> Self {
+        let render_state = cc.wgpu_render_state.as_ref();
+        let render_backend = render_state.map_or_else(|| "none".to_owned(), |rs| backend_name(&rs.adapter.get_info()));
+        Self::with_gpu(GpuSupport::from_render_state(render_state), render_backend)
+    }
+
+    /// Builds the app with an explicit GPU (or none) and backend name, without eframe.
+    pub fn with_gpu(gpu: GpuSupport, render_backend: String) -> Self {
+        Self { refl: ReflPanel::new(gpu), render_backend, frames: 0, on_ready: None }
+    }
+
+    /// Registers `hook` to run once after the first frame has been painted.
+    pub fn on_first_frame(mut self, hook: impl FnOnce() + 'static) -> Self {
+        self.on_ready = Some(Box::new(hook));
+        self
+    }
+
+    /// Number of frames drawn so far.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+}
+
+impl eframe::App for ScatterlabApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        // `ui` runs before its frame is painted: frame 0 is on screen once frame 1 starts.
+        if self.frames >= 1 {
+            if let Some(hook) = self.on_ready.take() {
+                hook();
+            }
+        } else if self.on_ready.is_some() {
+            ui.ctx().request_repaint();
+        }
+        self.frames += 1;
+
+        egui::Panel::top("scatterlab_top").show(ui, |ui| {
+            ui.horizontal(|ui| {
+                ui.heading("scatterlab");
+                ui.label("X-ray reflectivity of uniaxial stratified films");
+                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    ui.weak(format!("render backend: {}", self.render_backend));
+                });
+            });
+        });
+        egui::CentralPanel::default().show(ui, |ui| self.refl.ui(ui));
+    }
+}

@@ -1,1 +1,291 @@
+//! The wasm-bindgen surface of the `scatterlab` npm package.
+//!
+//! One small handle, [`Scatterlab`], created for one device that the caller chooses:
+//! `"cpu"` (the f64 recursion of [`scatterlab_refl::cpu`]) or `"gpu"` (the f32 WGSL kernel
+//! `shaders/refl/parratt.wgsl` on WebGPU). There is no silent fallback: asking for `"gpu"` where
+//! WebGPU has no adapter is an error that says so.
+//!
+//! From JavaScript (wasm-bindgen `--target web` output in `dist/pkg/`):
+//! ```js
+//! import init, { Scatterlab } from "./scatterlab_web.js";
+//! await init();
+//! const lab = await Scatterlab.create("gpu");
+//! const { R_s, R_p, device } = await lab.reflectivity(8047.8, q, thickness, roughness,
+//!                                                     delta_o, beta_o, delta_e, beta_e);
+//! ```
+//! Bad inputs reject with a JS `Error` whose message names the offending object
+//! (`"layer 1 thickness: not a finite number (NaN)"`, `"q[3]: ... outside 0 < q < 2k0 ..."`).
+//!
+//! The same logic is available to Rust callers (and the browser tests) through [`Session`].
 
+use scatterlab_core::DeviceKind;
+use scatterlab_refl::gpu::ParrattGpu;
+use scatterlab_refl::{CurveRequest, Engine, ReflError, Reflectivity, Stack};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &'static str = r#"
+/** The device a handle computes on. */
+export type ScatterlabDevice = "cpu" | "gpu";
+/** Result of `Scatterlab.reflectivity`: one entry per q. */
+export interface ReflectivityResult {
+  /** s-polarised (TE) power reflectance |r_s|². */
+  R_s: Float64Array;
+  /** p-polarised (TM) power reflectance |r_p|². */
+  R_p: Float64Array;
+  /** The device that computed it. */
+  device: ScatterlabDevice;
+}
+"#;
+
+/// What actually evaluates the curves behind a [`Session`].
+#[derive(Debug)]
+enum Backend {
+    /// f64 recursion on the calling thread.
+    Cpu,
+    /// f32 WGSL kernel on a WebGPU (or native wgpu) device.
+    Gpu(ParrattGpu),
+}
+
+/// The Rust-level engine behind the JS [`Scatterlab`] handle: one device, chosen once.
+#[derive(Debug)]
+pub struct Session {
+    backend: Backend,
+}
+
+impl Session {
+    /// Opens a session on `device`. For [`DeviceKind::Gpu`] this acquires an adapter and a
+    /// device and compiles the reflectivity kernel; any failure is returned, never hidden.
+    pub async fn new(device: DeviceKind) -> Result<Self, String> {
+        let backend = match device {
+            DeviceKind::Cpu => Backend::Cpu,
+            DeviceKind::Gpu => {
+                check_webgpu_present()?;
+                let ctx = scatterlab_gpu::GpuContext::new(&scatterlab_gpu::GpuOptions::default())
+                    .await
+                    .map_err(|e| format!("device \"gpu\": {e}"))?;
+                let pipeline = ParrattGpu::new(&ctx).await.map_err(|e| format!("device \"gpu\": {e}"))?;
+                Backend::Gpu(pipeline)
+            }
+        };
+        Ok(Self { backend })
+    }
+
+    /// The device this session computes on.
+    pub fn device(&self) -> DeviceKind {
+        match self.backend {
+            Backend::Cpu => DeviceKind::Cpu,
+            Backend::Gpu(_) => DeviceKind::Gpu,
+        }
+    }
+
+    /// The backend in words: `"cpu f64"`, or the adapter and wgpu backend,
+    /// e.g. `"unnamed adapter / browserwebgpu"`.
+    pub fn backend(&self) -> String {
+        match &self.backend {
+            Backend::Cpu => "cpu f64".to_owned(),
+            Backend::Gpu(pipeline) => pipeline.context().describe(),
+        }
+    }
+
+    /// The GPU adapter's details (name, vendor, architecture/driver, backend), when on the GPU.
+    pub fn adapter_info(&self) -> Option<scatterlab_gpu::wgpu::AdapterInfo> {
+        match &self.backend {
+            Backend::Cpu => None,
+            Backend::Gpu(pipeline) => Some(pipeline.context().adapter_info.clone()),
+        }
+    }
+
+    /// Reflectivity of `stack` at `energy_ev` over `q`. Inputs are validated first; an invalid
+    /// one is reported by name (without a batch index: this is a single curve).
+    pub async fn reflectivity(&self, energy_ev: f64, q: &[f64], stack: &Stack) -> Result<Reflectivity, ReflError> {
+        let request = CurveRequest { stack, energy_ev, q };
+        request.validate()?;
+        let engine = match &self.backend {
+            Backend::Cpu => Engine::Cpu,
+            Backend::Gpu(pipeline) => Engine::Gpu(pipeline),
+        };
+        let mut results = scatterlab_refl::compute(engine, &[request]).await?;
+        Ok(results.pop().unwrap_or_default())
+    }
+}
+
+/// Parses the JS device name (`"cpu"` or `"gpu"`, case-insensitive).
+pub fn parse_device(device: &str) -> Result<DeviceKind, String> {
+    device.parse::<DeviceKind>().map_err(|e| e.to_string())
+}
+
+/// On the web, says clearly when WebGPU is missing instead of a generic "no adapter".
+#[cfg(target_arch = "wasm32")]
+fn check_webgpu_present() -> Result<(), String> {
+    let global = js_sys::global();
+    let navigator = js_sys::Reflect::get(&global, &JsValue::from_str("navigator")).unwrap_or(JsValue::UNDEFINED);
+    let gpu = if navigator.is_object() {
+        js_sys::Reflect::get(&navigator, &JsValue::from_str("gpu")).unwrap_or(JsValue::UNDEFINED)
+    } else {
+        JsValue::UNDEFINED
+    };
+    if gpu.is_undefined() || gpu.is_null() {
+        return Err("device \"gpu\": WebGPU is not available here (navigator.gpu is undefined); \
+                    use a WebGPU-enabled browser on a secure origin (https or 127.0.0.1), or device \"cpu\""
+            .to_owned());
+    }
+    Ok(())
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn check_webgpu_present() -> Result<(), String> {
+    Ok(())
+}
+
+/// A reflectivity engine on one device, as exported to JavaScript.
+///
+/// Create it with [`Scatterlab::create`]; free it with `free()` (or let the GC do it).
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct Scatterlab {
+    session: Session,
+}
+
+#[wasm_bindgen]
+impl Scatterlab {
+    /// Opens a handle on `"cpu"` (f64) or `"gpu"` (WebGPU, f32). Rejects with an `Error` that
+    /// says why when the device cannot be had (for example no WebGPU adapter); never falls back.
+    pub async fn create(
+        #[wasm_bindgen(unchecked_param_type = "ScatterlabDevice")] device: String,
+    ) -> Result<Scatterlab, JsError> {
+        install_panic_hook();
+        let kind = parse_device(&device).map_err(|e| JsError::new(&e))?;
+        let session = Session::new(kind).await.map_err(|e| JsError::new(&e))?;
+        Ok(Scatterlab { session })
+    }
+
+    /// The device this handle computes on: `"cpu"` or `"gpu"`.
+    #[wasm_bindgen(getter, unchecked_return_type = "ScatterlabDevice")]
+    pub fn device(&self) -> String {
+        self.session.device().name().to_owned()
+    }
+
+    /// The backend in words: `"cpu f64"`, or the GPU adapter and wgpu backend
+    /// (e.g. `"unnamed adapter / browserwebgpu"`).
+    #[wasm_bindgen(getter)]
+    pub fn backend(&self) -> String {
+        self.session.backend()
+    }
+
+    /// Power reflectances of one layer stack at `energy_ev` (eV) for every `q` (Å⁻¹,
+    /// 0 < q < 2k0). The stack is given as per-layer columns, fronting medium first and
+    /// substrate last: thickness (Å), roughness of the interface above each layer (Å), and the
+    /// ordinary/extraordinary δ and β. Resolves to `{R_s, R_p, device}`; rejects with an
+    /// `Error` naming the offending input or the GPU failure.
+    #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(unchecked_return_type = "ReflectivityResult")]
+    pub async fn reflectivity(
+        &self,
+        energy_ev: f64,
+        q: Vec<f64>,
+        thickness: Vec<f64>,
+        roughness: Vec<f64>,
+        delta_o: Vec<f64>,
+        beta_o: Vec<f64>,
+        delta_e: Vec<f64>,
+        beta_e: Vec<f64>,
+    ) -> Result<JsValue, JsError> {
+        let stack = Stack::from_columns(&thickness, &roughness, &delta_o, &beta_o, &delta_e, &beta_e).map_err(js_error)?;
+        let result = self.session.reflectivity(energy_ev, &q, &stack).await.map_err(js_error)?;
+        let out = js_sys::Object::new();
+        let set = |key: &str, value: &JsValue| js_sys::Reflect::set(&out, &JsValue::from_str(key), value).map(|_| ());
+        set("R_s", &js_sys::Float64Array::from(result.r_s.as_slice()).into()).map_err(js_value_error)?;
+        set("R_p", &js_sys::Float64Array::from(result.r_p.as_slice()).into()).map_err(js_value_error)?;
+        set("device", &JsValue::from_str(self.session.device().name())).map_err(js_value_error)?;
+        Ok(out.into())
+    }
+}
+
+fn js_error(e: ReflError) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+fn js_value_error(e: JsValue) -> JsError {
+    JsError::new(&e.as_string().unwrap_or_else(|| format!("{e:?}")))
+}
+
+/// Routes Rust panics to `console.error` with their message (a bug, never an input error).
+fn install_panic_hook() {
+    #[cfg(target_arch = "wasm32")]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            let default = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                console_error(&format!("scatterlab panicked: {info}"));
+                default(info);
+            }));
+        });
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = console, js_name = error)]
+    fn console_error(message: &str);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+
+    /// The CPU path never awaits anything pending: one poll completes it.
+    fn ready<F: Future>(future: F) -> F::Output {
+        let mut future = std::pin::pin!(future);
+        match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(v) => v,
+            Poll::Pending => panic!("CPU future was pending"),
+        }
+    }
+
+    fn film() -> Stack {
+        Stack::from_columns(
+            &[0.0, 120.0, 0.0],
+            &[0.0, 3.0, 4.0],
+            &[0.0, 1.2e-5, 7.6e-6],
+            &[0.0, 1.1e-6, 1.7e-7],
+            &[0.0, 1.3e-5, 7.6e-6],
+            &[0.0, 1.0e-6, 1.7e-7],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn device_names_parse() {
+        assert_eq!(parse_device("cpu"), Ok(DeviceKind::Cpu));
+        assert_eq!(parse_device("GPU"), Ok(DeviceKind::Gpu));
+        assert!(parse_device("tpu").unwrap_err().contains("tpu"));
+    }
+
+    #[test]
+    fn cpu_session_matches_engine() {
+        let session = ready(Session::new(DeviceKind::Cpu)).unwrap();
+        assert_eq!(session.device(), DeviceKind::Cpu);
+        assert_eq!(session.backend(), "cpu f64");
+        let stack = film();
+        let q = [0.02, 0.05, 0.1, 0.3];
+        let got = ready(session.reflectivity(8047.8, &q, &stack)).unwrap();
+        let want = scatterlab_refl::cpu::reflectivity(&CurveRequest { stack: &stack, energy_ev: 8047.8, q: &q }).unwrap();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn bad_inputs_name_the_object() {
+        let session = ready(Session::new(DeviceKind::Cpu)).unwrap();
+        let mut stack = film();
+        stack.layers[1].thickness = f64::NAN;
+        let e = ready(session.reflectivity(8047.8, &[0.1], &stack)).unwrap_err().to_string();
+        assert!(e.contains("layer 1 thickness"), "{e}");
+        let e = ready(session.reflectivity(8047.8, &[0.1, 100.0], &film())).unwrap_err().to_string();
+        assert!(e.contains("q[1]") && !e.contains("curve"), "{e}");
+    }
+}

@@ -1,0 +1,69 @@
+//! `scatterlab refl compute` on the fixture, both devices, against the README's tolerances,
+//! and a broken case that must fail alone.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn fixture() -> PathBuf {
+    std::env::var("SCATTERLAB_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
+        .join("refl/reference.json")
+}
+
+fn run(args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_scatterlab")).args(args).output().expect("run scatterlab");
+    assert!(out.status.success(), "scatterlab {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("results JSON on stdout")
+}
+
+fn check_against_fixture(device: &str, tol: f64) {
+    let expected: Value = serde_json::from_str(&std::fs::read_to_string(fixture()).unwrap()).unwrap();
+    let got = run(&["refl", "compute", fixture().to_str().unwrap(), "--device", device]);
+    assert_eq!(got["device"], device);
+    let cases = got["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 40);
+    for (g, e) in cases.iter().zip(expected["cases"].as_array().unwrap()) {
+        assert_eq!(g["id"], e["id"]);
+        for pol in ["R_s", "R_p"] {
+            for (x, y) in g[pol].as_array().unwrap().iter().zip(e["expected_hp"][pol].as_array().unwrap()) {
+                let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+                assert!((x - y).abs() <= tol * y, "{} {pol} ({device}): {x} vs {y}", g["id"]);
+            }
+        }
+    }
+}
+
+#[test]
+fn cpu_results_meet_1e9() {
+    check_against_fixture("cpu", 1e-9);
+}
+
+#[test]
+fn gpu_results_meet_2e3() {
+    if std::env::var("SCATTERLAB_SKIP_GPU").is_ok_and(|v| v == "1") {
+        return;
+    }
+    check_against_fixture("gpu", 2e-3);
+}
+
+#[test]
+fn a_bad_case_fails_alone() {
+    let dir = std::env::temp_dir().join(format!("scatterlab-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cases.json");
+    let good = r#"{"id":"good","energy_ev":250,"q_inv_A":[0.01,0.1],"thickness_A":[0,100,0],"roughness_A":[0,3,2],
+        "delta_o":[0,1e-3,5e-3],"beta_o":[0,1e-4,4e-3],"delta_e":[0,2e-3,5e-3],"beta_e":[0,1e-4,4e-3]}"#;
+    let bad_q = good.replace("\"good\"", "\"bad_q\"").replace("0.1]", "0.3]");
+    let bad_thickness = good.replace("\"good\"", "\"negative\"").replace("[0,100,0]", "[0,-5,0]");
+    let missing = r#"{"id":"missing","energy_ev":250}"#;
+    std::fs::write(&path, format!(r#"{{"cases":[{good},{bad_q},{bad_thickness},{missing}]}}"#)).unwrap();
+    let got = run(&["refl", "compute", path.to_str().unwrap(), "--device", "cpu"]);
+    let cases = got["cases"].as_array().unwrap();
+    assert_eq!(cases[0]["R_s"].as_array().unwrap().len(), 2);
+    assert!(cases[1]["error"].as_str().unwrap().contains("q[1]"), "{}", cases[1]);
+    assert!(cases[2]["error"].as_str().unwrap().contains("layer 1 thickness"), "{}", cases[2]);
+    assert!(cases[3]["error"].as_str().unwrap().contains("missing"), "{}", cases[3]);
+}

@@ -1,0 +1,80 @@
+//! Physics sanity checks that need no fixture, and the typed errors for bad input.
+
+use scatterlab_refl::cpu::reflectivity;
+use scatterlab_refl::{CurveRequest, Layer, ReflError, Stack};
+
+fn fresnel_s(delta: f64, beta: f64, energy: f64, q: f64) -> f64 {
+    use num_complex::Complex64 as C;
+    let k0 = scatterlab_core::units::photon_k0(energy);
+    let kv = C::new(q / 2.0, 0.0);
+    let ks = (C::new(-2.0 * delta, 2.0 * beta) * k0 * k0 + kv * kv).sqrt();
+    ((kv - ks) / (kv + ks)).norm_sqr()
+}
+
+#[test]
+fn bare_substrate_is_fresnel() {
+    let stack = Stack { layers: vec![Layer::VACUUM, Layer::isotropic(0.0, 0.0, 5e-3, 1e-3)] };
+    let q: Vec<f64> = (1..50).map(|i| i as f64 * 0.005).collect();
+    let r = reflectivity(&CurveRequest { stack: &stack, energy_ev: 300.0, q: &q }).unwrap();
+    for (i, &qi) in q.iter().enumerate() {
+        let want = fresnel_s(5e-3, 1e-3, 300.0, qi);
+        assert!((r.r_s[i] - want).abs() <= 1e-12 * want, "q={qi}: {} vs {want}", r.r_s[i]);
+    }
+}
+
+#[test]
+fn zero_thickness_layer_is_invisible_without_roughness() {
+    let sub = Layer::isotropic(0.0, 0.0, 5e-3, 1e-3);
+    let ghost = Layer { thickness: 0.0, roughness: 0.0, delta_o: 2e-3, beta_o: 3e-4, delta_e: 4e-3, beta_e: 1e-4 };
+    let q: Vec<f64> = (1..40).map(|i| i as f64 * 0.006).collect();
+    let plain = reflectivity(&CurveRequest { stack: &Stack { layers: vec![Layer::VACUUM, sub] }, energy_ev: 300.0, q: &q }).unwrap();
+    let with = reflectivity(&CurveRequest { stack: &Stack { layers: vec![Layer::VACUUM, ghost, sub] }, energy_ev: 300.0, q: &q }).unwrap();
+    for i in 0..q.len() {
+        assert!((plain.r_s[i] - with.r_s[i]).abs() <= 1e-12 * plain.r_s[i]);
+        assert!((plain.r_p[i] - with.r_p[i]).abs() <= 1e-12 * plain.r_p[i]);
+    }
+}
+
+fn err(stack: &Stack, energy: f64, q: &[f64]) -> String {
+    match reflectivity(&CurveRequest { stack, energy_ev: energy, q }) {
+        Err(ReflError::Input(e)) => e.object,
+        other => panic!("expected an input error, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_inputs_name_the_object() {
+    let good = Stack { layers: vec![Layer::VACUUM, Layer::isotropic(10.0, 1.0, 1e-3, 1e-4), Layer::isotropic(0.0, 1.0, 5e-3, 1e-3)] };
+    assert_eq!(err(&good, 250.0, &[0.01, 0.0]), "q[1]");
+    assert_eq!(err(&good, 250.0, &[-0.01]), "q[0]");
+    assert_eq!(err(&good, 250.0, &[0.3]), "q[0]"); // 2 k0 = 0.2534 at 250 eV
+    assert_eq!(err(&good, 250.0, &[f64::NAN]), "q[0]");
+    assert_eq!(err(&good, 0.0, &[0.01]), "energy");
+    assert_eq!(err(&good, f64::INFINITY, &[0.01]), "energy");
+    let mut s = good.clone();
+    s.layers[1].thickness = -1.0;
+    assert_eq!(err(&s, 250.0, &[0.01]), "layer 1 thickness");
+    let mut s = good.clone();
+    s.layers[2].roughness = -0.5;
+    assert_eq!(err(&s, 250.0, &[0.01]), "layer 2 roughness");
+    let mut s = good.clone();
+    s.layers[1].beta_e = f64::NAN;
+    assert_eq!(err(&s, 250.0, &[0.01]), "layer 1 beta_e");
+    assert_eq!(err(&Stack { layers: vec![Layer::VACUUM] }, 250.0, &[0.01]), "stack");
+    match Stack::from_columns(&[0.0, 0.0], &[0.0], &[0.0; 2], &[0.0; 2], &[0.0; 2], &[0.0; 2]) {
+        Err(ReflError::Input(e)) => assert_eq!(e.object, "roughness"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn batch_errors_name_the_curve() {
+    let good = Stack { layers: vec![Layer::VACUUM, Layer::isotropic(0.0, 0.0, 5e-3, 1e-3)] };
+    let q = [0.01];
+    let bad_q = [1.0];
+    let requests = [CurveRequest { stack: &good, energy_ev: 250.0, q: &q }, CurveRequest { stack: &good, energy_ev: 250.0, q: &bad_q }];
+    match pollster::block_on(scatterlab_refl::compute(scatterlab_refl::Engine::Cpu, &requests)) {
+        Err(ReflError::Input(e)) => assert_eq!(e.object, "curve 1: q[0]"),
+        other => panic!("{other:?}"),
+    }
+}
