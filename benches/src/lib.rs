@@ -1,1 +1,4 @@
+//! Shared pieces of the benchmarks: the peers' benchmark shapes and a robust timer.
 
+pub mod refl_shape;
+pub mod timing;

@@ -33,6 +33,7 @@ pub struct ScatterlabApp {
 impl ScatterlabApp {
     /// Builds the app from eframe's creation context, sharing its wgpu device for GPU compute.
     pub fn new(cc: &eframe::CreationContext<'_>) -> Self {
+        install_fonts(&cc.egui_ctx);
         let render_state = cc.wgpu_render_state.as_ref();
         let render_backend = render_state.map_or_else(|| "none".to_owned(), |rs| backend_name(&rs.adapter.get_info()));
         Self::with_gpu(GpuSupport::from_render_state(render_state), render_backend)
@@ -53,6 +54,18 @@ impl ScatterlabApp {
     pub fn frames(&self) -> u64 {
         self.frames
     }
+}
+
+/// Lets proportional text fall back to the built-in monospace font (Hack).
+///
+/// The default proportional font (Ubuntu Light) lacks "⁻", which every q unit (Å⁻¹) and the
+/// engine's messages use; Hack has it. Takes effect from the next frame.
+pub fn install_fonts(ctx: &egui::Context) {
+    let mut fonts = egui::FontDefinitions::default();
+    if fonts.font_data.contains_key("Hack") {
+        fonts.families.entry(egui::FontFamily::Proportional).or_default().push("Hack".to_owned());
+    }
+    ctx.set_fonts(fonts);
 }
 
 impl eframe::App for ScatterlabApp {
@@ -77,5 +90,19 @@ impl eframe::App for ScatterlabApp {
             });
         });
         egui::CentralPanel::default().show(ui, |ui| self.refl.ui(ui));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fonts_cover_units_and_engine_messages() {
+        let ctx = egui::Context::default();
+        super::install_fonts(&ctx);
+        let mut out = ctx.run_ui(Default::default(), |_| {});
+        out.textures_delta.clear();
+        // Every non-ASCII character of the UI and of the engine's error messages.
+        let text = "Å⁻¹ ≥ · δ β −";
+        assert!(ctx.fonts_mut(|f| f.has_glyphs(&egui::FontId::proportional(14.0), text)));
     }
 }

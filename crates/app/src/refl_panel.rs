@@ -168,17 +168,17 @@ impl ReflPanel {
         let inputs = &mut self.inputs;
         ui.strong("Beam and q grid");
         egui::Grid::new("refl_beam").num_columns(2).show(ui, |ui| {
-            ui.label("energy");
-            ui.add(egui::DragValue::new(&mut inputs.energy_ev).range(1.0..=1.0e5).speed(0.5).suffix(" eV"));
+            let label = ui.label("energy");
+            ui.add(egui::DragValue::new(&mut inputs.energy_ev).range(1.0..=1.0e5).speed(0.5).suffix(" eV")).labelled_by(label.id);
             ui.end_row();
-            ui.label("q min");
-            ui.add(q_value(&mut inputs.q_min));
+            let label = ui.label("q min");
+            ui.add(q_value(&mut inputs.q_min)).labelled_by(label.id);
             ui.end_row();
-            ui.label("q max");
-            ui.add(q_value(&mut inputs.q_max));
+            let label = ui.label("q max");
+            ui.add(q_value(&mut inputs.q_max)).labelled_by(label.id);
             ui.end_row();
-            ui.label("points");
-            ui.add(egui::DragValue::new(&mut inputs.n_points).range(2..=100_000).speed(1.0));
+            let label = ui.label("points");
+            ui.add(egui::DragValue::new(&mut inputs.n_points).range(2..=100_000).speed(1.0)).labelled_by(label.id);
             ui.end_row();
         });
         // The engine rejects q ≥ 2k0 and says so; the limit is shown up front so that is rare.

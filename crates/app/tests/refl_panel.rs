@@ -152,6 +152,7 @@ fn gpu_curve_matches_cpu_within_f32_tolerance() {
             assert!((g - w).abs() <= 2e-3 * w.abs(), "{pol} at q[{i}]: gpu {g} vs cpu {w}");
         }
     }
+    eprintln!("status: {}", panel.status_text());
     harness.get_by_label_contains("gpu f32");
 }
 
@@ -171,4 +172,24 @@ fn ready_hook_runs_once_after_the_first_frame() {
     harness.step();
     assert_eq!(calls.get(), 1);
     assert_eq!(harness.state().render_backend, "none");
+}
+
+#[test]
+fn typing_a_thickness_into_the_table_changes_the_curve() {
+    let mut harness = app(false);
+    settle(&mut harness, Duration::from_secs(5));
+    let before = harness.state().refl.curve().expect("example curve").reflectivity.clone();
+
+    // A click turns the drag value into a text field with its text selected; typing replaces it.
+    harness.get_by_label("film 1 thickness (Å)").click();
+    harness.step();
+    harness.get_by_label("film 1 thickness (Å)").type_text("123.5");
+    harness.key_press(egui::Key::Enter);
+    settle(&mut harness, Duration::from_secs(5));
+
+    let panel = &harness.state().refl;
+    assert_eq!(panel.inputs.stack.layers[1].thickness, 123.5);
+    let after = panel.curve().expect("curve after typing");
+    assert_ne!(after.reflectivity, before);
+    assert_eq!(after.reflectivity, reference(&panel.inputs));
 }

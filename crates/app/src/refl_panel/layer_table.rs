@@ -28,13 +28,16 @@ pub fn show(ui: &mut egui::Ui, stack: &mut Stack) {
             } else {
                 format!("film {j}")
             };
-            ui.label(role);
+            ui.label(&role);
+            // Each cell is named "<row> <column>" (e.g. "film 1 thickness (Å)") for screen
+            // readers and for tests that look cells up by name.
+            let name = |column: usize| format!("{role} {}", HEADERS[column]);
             // Semi-infinite media have no thickness, and the fronting medium has no interface
             // above it: the engine ignores those numbers, so the table does not offer them.
-            ui.add_enabled(!is_fronting && !is_substrate, length_value(&mut layer.thickness, 1e6));
-            ui.add_enabled(!is_fronting, length_value(&mut layer.roughness, 1e3));
-            for value in [&mut layer.delta_o, &mut layer.beta_o, &mut layer.delta_e, &mut layer.beta_e] {
-                ui.add(optical_value(value));
+            ui.add_enabled(!is_fronting && !is_substrate, length_value(&mut layer.thickness, 1e6)).accessible_name(name(1));
+            ui.add_enabled(!is_fronting, length_value(&mut layer.roughness, 1e3)).accessible_name(name(2));
+            for (column, value) in [&mut layer.delta_o, &mut layer.beta_o, &mut layer.delta_e, &mut layer.beta_e].into_iter().enumerate() {
+                ui.add(optical_value(value)).accessible_name(name(column + 3));
             }
             if !is_fronting && !is_substrate {
                 if ui.small_button("remove").on_hover_text("Remove this film layer").clicked() {

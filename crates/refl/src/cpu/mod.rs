@@ -10,6 +10,9 @@
 //! * Névot–Croce: r · exp(−2 k_a k_b σ_b²) with the same mode's kz.
 //! * From the substrate up: X ← (r + X φ)/(1 + r X φ), φ = exp(2i k_b d_b); R = |X|².
 
+mod lanes;
+mod vmath;
+
 use num_complex::Complex64 as C64;
 
 use crate::{CurveRequest, Reflectivity};
@@ -115,7 +118,7 @@ fn parratt_step(r: C64, x: C64, phase: C64) -> C64 {
     (r + xp) / (1.0 + r * xp)
 }
 
-/// R_s and R_p at one q.
+/// R_s and R_p at one q: the readable scalar reference the vectorised path is tested against.
 fn point(layers: &[LayerTerms], interfaces: &[InterfaceTerms], q: f64) -> (f64, f64) {
     let q2 = 0.25 * q * q;
     let n = layers.len();
@@ -152,13 +155,26 @@ fn point(layers: &[LayerTerms], interfaces: &[InterfaceTerms], q: f64) -> (f64, 
 /// (see [`CurveRequest::validate`]); [`crate::compute`] does that.
 pub fn reflectivity_unchecked(request: &CurveRequest<'_>) -> Reflectivity {
     let (layers, interfaces) = prepare(request);
-    let mut out = Reflectivity { r_s: Vec::with_capacity(request.q.len()), r_p: Vec::with_capacity(request.q.len()) };
-    for &q in request.q {
-        let (rs, rp) = point(&layers, &interfaces, q);
-        out.r_s.push(rs);
-        out.r_p.push(rp);
+    let n = request.q.len();
+    let mut out = Reflectivity { r_s: vec![0.0; n], r_p: vec![0.0; n] };
+    // The vectorised path squares kz²; keep absurdly small q (valid, but underflowing) on the
+    // scalar path, which guards with hypot.
+    if request.q.iter().all(|&q| q > 1e-60) {
+        lanes::curve(&layers, &interfaces, request.q, &mut out.r_s, &mut out.r_p);
+    } else {
+        for (i, &q) in request.q.iter().enumerate() {
+            (out.r_s[i], out.r_p[i]) = point(&layers, &interfaces, q);
+        }
     }
     out
+}
+
+/// The scalar reference recursion, point by point (slow; for tests of the vectorised path).
+pub fn reflectivity_reference(request: &CurveRequest<'_>) -> Result<Reflectivity, crate::ReflError> {
+    request.validate()?;
+    let (layers, interfaces) = prepare(request);
+    let (r_s, r_p) = request.q.iter().map(|&q| point(&layers, &interfaces, q)).unzip();
+    Ok(Reflectivity { r_s, r_p })
 }
 
 /// Validates and computes one curve on the CPU in f64 (the synchronous entry point).

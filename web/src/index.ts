@@ -1,0 +1,179 @@
+/**
+ * `scatterlab`: X-ray reflectivity of stratified (uniaxial) films in the browser, on WebGPU (f32
+ * WGSL kernel) or the CPU (f64), computed in a dedicated Web Worker so the caller's thread never
+ * blocks.
+ *
+ * ```ts
+ * import { Scatterlab } from "scatterlab";
+ * const lab = await Scatterlab.create({ device: "gpu" });
+ * const { R_s, R_p } = await lab.reflectivity(8047.8, q, {
+ *   thickness: [0, 120, 0], roughness: [0, 3, 4],
+ *   delta_o: [0, 1.2e-5, 7.6e-6], beta_o: [0, 1.1e-6, 1.7e-7],
+ *   delta_e: [0, 1.3e-5, 7.6e-6], beta_e: [0, 1.0e-6, 1.7e-7],
+ * });
+ * lab.dispose();
+ * ```
+ *
+ * The device is the caller's choice: `"gpu"` where WebGPU has no adapter rejects with an `Error`
+ * saying so, it never falls back to the CPU. Invalid inputs reject with an `Error` naming the
+ * offending object (`"layer 1 thickness: not a finite number (NaN)"`).
+ * @module
+ */
+import type { InitResult, ReflectivityPayload, WorkerRequest, WorkerResponse } from "./protocol.js";
+
+/** The device a {@link Scatterlab} computes on: `"cpu"` (f64) or `"gpu"` (WebGPU, f32). */
+export type ScatterlabDevice = "cpu" | "gpu";
+
+/** Numbers per layer, in any array-like form (`number[]`, `Float64Array`, ...). */
+export type Column = ArrayLike<number>;
+
+/**
+ * A layer stack as per-layer columns: index 0 is the fronting medium (vacuum), the last index the
+ * substrate; all columns have the same length (≥ 2). n = 1 − δ + iβ per axis; "o" is the in-plane
+ * (ordinary) axis, "e" the surface normal (extraordinary).
+ */
+export interface StackColumns {
+  /** Thickness per layer, Å (ignored for the fronting medium and the substrate). */
+  thickness: Column;
+  /** RMS roughness of the interface above each layer, Å (entry 0 unused). */
+  roughness: Column;
+  /** Ordinary δ per layer. */
+  delta_o: Column;
+  /** Ordinary β per layer. */
+  beta_o: Column;
+  /** Extraordinary δ per layer. */
+  delta_e: Column;
+  /** Extraordinary β per layer. */
+  beta_e: Column;
+}
+
+/** {@link StackColumns} as the worker receives them. */
+export type StackColumnArrays = { [K in keyof StackColumns]: Float64Array };
+
+/** One reflectivity curve: one entry per q. */
+export interface ReflectivityResult {
+  /** s-polarised (TE) power reflectance |r_s|². */
+  R_s: Float64Array;
+  /** p-polarised (TM) power reflectance |r_p|². */
+  R_p: Float64Array;
+  /** The device that computed it. */
+  device: ScatterlabDevice;
+}
+
+/** Options of {@link Scatterlab.create}. */
+export interface CreateOptions {
+  /** The device to compute on. Required: there is no default and no fallback. */
+  device: ScatterlabDevice;
+  /** Where `scatterlab_web_bg.wasm` is served; default: `./pkg/scatterlab_web_bg.wasm` beside this module. */
+  wasmUrl?: string | URL;
+  /** Where the worker bundle is served; default: `./worker.js` beside this module. */
+  workerUrl?: string | URL;
+}
+
+const COLUMN_NAMES = ["thickness", "roughness", "delta_o", "beta_o", "delta_e", "beta_e"] as const;
+
+interface Pending {
+  resolve(value: InitResult | ReflectivityPayload): void;
+  reject(error: Error): void;
+}
+
+/** A reflectivity engine on one device, running in its own Web Worker. */
+export class Scatterlab {
+  /** The device this instance computes on. */
+  readonly device: ScatterlabDevice;
+  /** The backend in words: `"cpu f64"`, or the GPU adapter and wgpu backend. */
+  readonly backend: string;
+  readonly #worker: Worker;
+  readonly #pending: Map<number, Pending>;
+  #nextId: number;
+  #closed: string | null = null;
+
+  private constructor(worker: Worker, pending: Map<number, Pending>, nextId: number, info: InitResult) {
+    this.#worker = worker;
+    this.#pending = pending;
+    this.#nextId = nextId;
+    this.device = info.device;
+    this.backend = info.backend;
+  }
+
+  /**
+   * Starts a worker, loads the wasm there and opens the engine on `options.device`.
+   * Rejects with the engine's message when the device cannot be had (e.g. no WebGPU adapter).
+   */
+  static async create(options: CreateOptions): Promise<Scatterlab> {
+    const device = options.device;
+    if (device !== "cpu" && device !== "gpu") {
+      throw new Error(`device: unknown device ${JSON.stringify(device)} (expected "cpu" or "gpu")`);
+    }
+    const wasmUrl = new URL(options.wasmUrl ?? new URL("./pkg/scatterlab_web_bg.wasm", import.meta.url), location.href).href;
+    const workerUrl = new URL(options.workerUrl ?? new URL("./worker.js", import.meta.url), location.href);
+    const worker = new Worker(workerUrl, { type: "module", name: `scatterlab ${device}` });
+    const pending = new Map<number, Pending>();
+    const failAll = (message: string): void => {
+      for (const p of pending.values()) p.reject(new Error(message));
+      pending.clear();
+    };
+    let instance: Scatterlab | null = null;
+    worker.addEventListener("message", (event: MessageEvent<WorkerResponse>) => {
+      const response = event.data;
+      const p = pending.get(response.id);
+      if (!p) return;
+      pending.delete(response.id);
+      if (response.ok) p.resolve(response.result);
+      else p.reject(new Error(response.error));
+    });
+    worker.addEventListener("error", (event: ErrorEvent) => {
+      const message = `scatterlab worker failed: ${event.message || `cannot load ${workerUrl.href}`}`;
+      event.preventDefault();
+      if (instance) instance.#closed = message;
+      failAll(message);
+    });
+    worker.addEventListener("messageerror", () => failAll("scatterlab worker: a message could not be deserialised"));
+
+    const id = 0;
+    const info = await new Promise<InitResult | ReflectivityPayload>((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      const request: WorkerRequest = { id, op: "init", device, wasmUrl };
+      worker.postMessage(request);
+    }).catch((error: unknown) => {
+      worker.terminate();
+      throw error;
+    });
+    instance = new Scatterlab(worker, pending, id + 1, info as InitResult);
+    return instance;
+  }
+
+  /**
+   * Power reflectances of one stack at `energyEv` (eV) for every `q` (Å⁻¹, 0 < q < 2k0).
+   * The inputs are copied; the caller's arrays are left untouched. Rejects with an `Error`
+   * naming the offending input, or with the GPU failure.
+   */
+  reflectivity(energyEv: number, q: Column, stack: StackColumns): Promise<ReflectivityResult> {
+    if (this.#closed !== null) return Promise.reject(new Error(this.#closed));
+    const qArray = Float64Array.from(q);
+    const columns = {} as StackColumnArrays;
+    for (const name of COLUMN_NAMES) {
+      const column = stack[name];
+      if (column === undefined || column === null || typeof column.length !== "number") {
+        return Promise.reject(new Error(`stack.${name}: missing (expected one number per layer)`));
+      }
+      columns[name] = Float64Array.from(column);
+    }
+    const transfer = [qArray.buffer, ...COLUMN_NAMES.map((n) => columns[n].buffer)];
+    const id = this.#nextId++;
+    return new Promise<InitResult | ReflectivityPayload>((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      const request: WorkerRequest = { id, op: "reflectivity", energyEv, q: qArray, stack: columns };
+      this.#worker.postMessage(request, transfer);
+    }).then((payload) => payload as ReflectivityResult);
+  }
+
+  /** Stops the worker; pending and later calls reject. */
+  dispose(): void {
+    if (this.#closed !== null) return;
+    this.#closed = "scatterlab: this instance was disposed";
+    this.#worker.terminate();
+    for (const p of this.#pending.values()) p.reject(new Error(this.#closed));
+    this.#pending.clear();
+  }
+}
