@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Benchmarks against the peers, side by side in one run (shared/BENCHMARKS.md shapes).
+# Creates a Python ≥ 3.12 venv with refloxide on first use; without one, the peer column is "-".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+venv="$HOME/.cache/scatterlab/bench-venv"
+if [ ! -x "$venv/bin/python" ]; then
+  py=$(command -v python3.12 2>/dev/null || true)
+  [ -x "${py:-}" ] && "$py" --version >/dev/null 2>&1 || py=$(ls /root/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | head -1 || true)
+  if [ -n "${py:-}" ] && "$py" -m venv "$venv" && "$venv/bin/pip" install -q refloxide numpy; then
+    echo "bench: refloxide installed in $venv"
+  else
+    echo "bench: no Python >= 3.12 with refloxide; peer column skipped"; rm -rf "$venv"
+  fi
+fi
+cargo run --release -q -p scatterlab-benches --bin refl_bench
