@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use scatterlab_core::DeviceKind;
+use scatterlab_core::{DeviceKind, Provenance};
 use scatterlab_refl::cases::{parse_cases, CaseInput, CaseResult, ResultsFile};
 use scatterlab_refl::gpu::ParrattGpu;
 use scatterlab_refl::{compute, CurveRequest, Engine, ReflError, Stack};
@@ -54,7 +54,9 @@ pub fn run(cases_path: &Path, device: DeviceKind, out: Option<&Path>) -> Result<
             Err(e) => CaseResult { id, r_s: None, r_p: None, error: Some(e.to_string()) },
         })
         .collect();
-    let results = ResultsFile { device: device.name().to_owned(), backend, cases };
+    let accumulation = if gpu.is_some() { "f32" } else { "f64" };
+    let provenance = Provenance::new(text.as_bytes(), vec![prepared.len()], "f64", device, &backend, accumulation);
+    let results = ResultsFile { device: device.name().to_owned(), backend, cases, provenance };
     let json = serde_json::to_string(&results).map_err(|e| e.to_string())?;
     match out {
         Some(path) => std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display())),

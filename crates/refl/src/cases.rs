@@ -94,4 +94,6 @@ pub struct ResultsFile {
     pub backend: String,
     /// Per-case results.
     pub cases: Vec<CaseResult>,
+    /// Where the results came from (input hash, device, precision, version).
+    pub provenance: scatterlab_core::Provenance,
 }
