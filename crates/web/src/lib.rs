@@ -140,7 +140,7 @@ fn check_webgpu_present() -> Result<(), String> {
 
 /// A reflectivity engine on one device, as exported to JavaScript.
 ///
-/// Create it with [`Scatterlab::create`]; free it with `free()` (or let the GC do it).
+/// Create it with `Scatterlab.create(device)`; free it with `free()` (or let the GC do it).
 #[wasm_bindgen]
 #[derive(Debug)]
 pub struct Scatterlab {

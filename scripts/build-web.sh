@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Web build: release wasm of the egui app (scatterlab-app) and of the npm surface (scatterlab-web),
+# wasm-bindgen --target web into dist/app and dist/pkg, the TypeScript wrapper and worker
+# type-checked and bundled into dist/, then sources.json (every file of the npm package with its
+# role, size and sha256) regenerated at the repository root.
+#   scripts/build-web.sh                   build, write sources.json
+#   scripts/build-web.sh --check-sources   build, fail with a diff if sources.json differs from the committed one
+#   scripts/build-web.sh --no-sources      build only, leave sources.json alone (the e2e stage)
+#   scripts/build-web.sh --pkg-only        skip the app (npm package only)
+# The wasm is built with path remapping so that its bytes do not depend on where the clone or the
+# cargo home lives; no wasm-opt (Debian's breaks modules, see shared/TOOLCHAIN.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+check=0
+build_app=1
+sources=1
+for arg in "$@"; do
+  case "$arg" in
+    --check-sources) check=1 ;;
+    --pkg-only) build_app=0 ;;
+    --no-sources) sources=0 ;;
+    *) echo "build-web: unknown argument $arg (expected --check-sources, --no-sources or --pkg-only)" >&2; exit 2 ;;
+  esac
+done
+source scripts/env.sh
+
+target=wasm32-unknown-unknown
+release_dir="$CARGO_TARGET_DIR/$target/release"
+t_all=$SECONDS
+step() { echo "build-web: $1 ($(( SECONDS - t_step )) s)"; t_step=$SECONDS; }
+t_step=$SECONDS
+
+# --- tools ------------------------------------------------------------------------------------
+wb_lock=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)
+wb_have=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
+if [ "$wb_have" != "$wb_lock" ]; then
+  echo "build-web: wasm-bindgen CLI is '${wb_have:-missing}' but Cargo.lock has wasm-bindgen $wb_lock; run scripts/setup.sh" >&2
+  exit 1
+fi
+if [ ! -x node_modules/.bin/esbuild ] || [ ! -x node_modules/.bin/tsc ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "build-web: npm ci"
+  npm ci --no-audit --no-fund --silent
+fi
+
+# --- wasm -------------------------------------------------------------------------------------
+# Only the wasm target gets these flags (native builds keep their cache). Workspace sources are
+# passed to rustc as relative paths already; the cargo registry and the target dir are not.
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="--remap-path-prefix=$cargo_home=/cargo --remap-path-prefix=$CARGO_TARGET_DIR=/target"
+# Each package on its own: building them together would unify features (the app's WebGL backend
+# would end up in the npm package's wasm) and make each wasm depend on what it was built with.
+cargo build --release --target "$target" --lib -p scatterlab-web
+step "cargo build scatterlab-web"
+if [ "$build_app" = 1 ]; then
+  if ! cargo build --release --target "$target" --lib -p scatterlab-app; then
+    echo "build-web: FAILED: crates/app (scatterlab-app) does not compile for $target; the web app cannot be built" >&2
+    exit 1
+  fi
+  step "cargo build scatterlab-app"
+fi
+
+# --- wasm-bindgen -----------------------------------------------------------------------------
+bindgen() { # crate_file out_dir
+  local tmp
+  tmp=$(mktemp -d dist/.bindgen.XXXXXX) && chmod 755 "$tmp"
+  wasm-bindgen --target web --out-dir "$tmp" "$release_dir/$1.wasm"
+  rm -rf "$2" && mv "$tmp" "$2"
+}
+mkdir -p dist
+bindgen scatterlab_web dist/pkg
+[ "$build_app" = 1 ] && bindgen scatterlab_app dist/app
+step "wasm-bindgen"
+
+# --- TypeScript wrapper and worker ------------------------------------------------------------
+node_modules/.bin/tsc -p web/tsconfig.json
+types_tmp=$(mktemp -d dist/.types.XXXXXX)
+node_modules/.bin/tsc -p web/tsconfig.json --noEmit false --declaration --emitDeclarationOnly --outDir "$types_tmp"
+cp "$types_tmp/index.d.ts" dist/index.d.ts
+cp "$types_tmp/protocol.d.ts" dist/protocol.d.ts
+rm -rf "$types_tmp"
+step "tsc (type-check, declarations)"
+esbuild_common=(--bundle --format=esm --platform=browser --target=es2022 --charset=utf8 --log-level=warning)
+node_modules/.bin/esbuild web/src/index.ts "${esbuild_common[@]}" --outfile=dist/index.js
+node_modules/.bin/esbuild web/src/worker.ts "${esbuild_common[@]}" --outfile=dist/worker.js
+step "esbuild (wrapper, worker)"
+
+# --- sources.json -----------------------------------------------------------------------------
+if [ "$check" = 1 ]; then
+  node web/tools/sources.mjs --check
+  step "sources.json check"
+elif [ "$sources" = 1 ]; then
+  node web/tools/sources.mjs
+  step "sources.json"
+fi
+echo "build-web: ok ($(( SECONDS - t_all )) s total)"

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# End-to-end stage: builds dist/ (without touching sources.json), then in headless Chromium
+# (WebGPU on SwiftShader, fresh profile, served on 127.0.0.1 at a free port):
+#   tests/e2e/app.mjs      index.html: the egui app ready, WebGPU backend, no console errors, non-blank screenshot
+#   tests/e2e/package.mjs  the npm package (wrapper + worker + wasm) on CPU and GPU, errors as Errors
+# Screenshots land in tests/e2e/out/ (git-ignored).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+bash scripts/build-web.sh --no-sources
+passed=0
+failed=0
+for test in tests/e2e/app.mjs tests/e2e/package.mjs; do
+  t0=$SECONDS
+  if node "$test"; then
+    passed=$((passed + 1)); echo "test-e2e: $test ok ($((SECONDS - t0)) s)"
+  else
+    failed=$((failed + 1)); echo "test-e2e: $test FAILED ($((SECONDS - t0)) s)"
+  fi
+done
+echo "e2e: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
