@@ -69,7 +69,7 @@ bindgen() { # crate_file out_dir
 }
 mkdir -p dist
 bindgen scatterlab_web dist/pkg
-[ "$build_app" = 1 ] && bindgen scatterlab_app dist/app
+if [ "$build_app" = 1 ]; then bindgen scatterlab_app dist/app; fi
 step "wasm-bindgen"
 
 # --- TypeScript wrapper and worker ------------------------------------------------------------
@@ -77,13 +77,15 @@ node_modules/.bin/tsc -p web/tsconfig.json
 types_tmp=$(mktemp -d dist/.types.XXXXXX)
 node_modules/.bin/tsc -p web/tsconfig.json --noEmit false --declaration --emitDeclarationOnly --outDir "$types_tmp"
 cp "$types_tmp/index.d.ts" dist/index.d.ts
-cp "$types_tmp/protocol.d.ts" dist/protocol.d.ts
 rm -rf "$types_tmp"
 step "tsc (type-check, declarations)"
 esbuild_common=(--bundle --format=esm --platform=browser --target=es2022 --charset=utf8 --log-level=warning)
 node_modules/.bin/esbuild web/src/index.ts "${esbuild_common[@]}" --outfile=dist/index.js
 node_modules/.bin/esbuild web/src/worker.ts "${esbuild_common[@]}" --outfile=dist/worker.js
 step "esbuild (wrapper, worker)"
+# The package as a consumer imports it ("scatterlab", "scatterlab/pkg" through package.json exports).
+node_modules/.bin/tsc -p web/check
+step "tsc (consumer view of dist/)"
 
 # --- sources.json -----------------------------------------------------------------------------
 if [ "$check" = 1 ]; then

@@ -19,6 +19,7 @@
  * offending object (`"layer 1 thickness: not a finite number (NaN)"`).
  * @module
  */
+
 import type { InitResult, ReflectivityPayload, WorkerRequest, WorkerResponse } from "./protocol.js";
 
 /** The device a {@link Scatterlab} computes on: `"cpu"` (f64) or `"gpu"` (WebGPU, f32). */

@@ -1,0 +1,22 @@
+// Type-checks the built package as a consumer sees it (package.json "exports" and dist/*.d.ts);
+// never run. scripts/build-web.sh runs `tsc -p web/check` after bundling.
+import { Scatterlab, type ReflectivityResult, type StackColumns } from "scatterlab";
+import initWasm, { Scatterlab as WasmScatterlab } from "scatterlab/pkg";
+
+export async function example(): Promise<number> {
+  const lab: Scatterlab = await Scatterlab.create({ device: "gpu", wasmUrl: "/dist/pkg/scatterlab_web_bg.wasm" });
+  const stack: StackColumns = {
+    thickness: [0, 100, 0], roughness: [0, 3, 3],
+    delta_o: [0, 1e-5, 7e-6], beta_o: [0, 1e-6, 1e-7], delta_e: [0, 1e-5, 7e-6], beta_e: [0, 1e-6, 1e-7],
+  };
+  const r: ReflectivityResult = await lab.reflectivity(8047.8, new Float64Array([0.01, 0.02]), stack);
+  const device: "cpu" | "gpu" = r.device;
+  lab.dispose();
+  await initWasm({ module_or_path: "/dist/pkg/scatterlab_web_bg.wasm" });
+  const raw = await WasmScatterlab.create("cpu");
+  const direct = await raw.reflectivity(8047.8, [0.01], [0, 0], [0, 0], [0, 1e-5], [0, 1e-7], [0, 1e-5], [0, 1e-7]);
+  raw.free();
+  // @ts-expect-error: the device is "cpu" | "gpu" only.
+  await Scatterlab.create({ device: "tpu" });
+  return r.R_s[0]! + direct.R_p[0]! + (device === "gpu" ? 1 : 0);
+}
