@@ -11,11 +11,16 @@ import { chromium } from "playwright-core";
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const outDir = join(repoRoot, "tests", "e2e", "out");
 
-/** Flags from shared/TOOLCHAIN.md: headless, WebGPU and a canvas that shows in screenshots. */
-export const CHROMIUM_ARGS = [
+/** Headless Chromium without WebGPU enabled (shared/TOOLCHAIN.md): `requestAdapter()` gives null. */
+export const CHROMIUM_BASE_ARGS = [
   "--headless=new", "--no-sandbox", "--disable-gpu-sandbox", "--no-first-run",
   "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic",
-  "--disable-dev-shm-usage", "--enable-unsafe-webgpu", "--enable-unsafe-swiftshader",
+  "--disable-dev-shm-usage",
+];
+
+/** Flags from shared/TOOLCHAIN.md: headless, WebGPU and a canvas that shows in screenshots. */
+export const CHROMIUM_ARGS = [
+  ...CHROMIUM_BASE_ARGS, "--enable-unsafe-webgpu", "--enable-unsafe-swiftshader",
   "--use-angle=swiftshader", "--enable-features=Vulkan", "--use-vulkan=swiftshader",
   "--use-webgpu-adapter=swiftshader",
 ];
@@ -44,11 +49,11 @@ export function startServer() {
  * Launches /usr/bin/chromium with a fresh profile; every console error, page error, failed
  * request and HTTP error status is recorded in `problems`.
  */
-export async function launchBrowser() {
+export async function launchBrowser(args = CHROMIUM_ARGS) {
   const profile = mkdtempSync(join(tmpdir(), "scatterlab-e2e-profile-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-    args: CHROMIUM_ARGS,
+    args,
     headless: true,
     viewport: { width: 1280, height: 800 },
   });

@@ -44,7 +44,7 @@ enum Backend {
     /// f64 recursion on the calling thread.
     Cpu,
     /// f32 WGSL kernel on a WebGPU (or native wgpu) device.
-    Gpu(ParrattGpu),
+    Gpu(Box<ParrattGpu>),
 }
 
 /// The Rust-level engine behind the JS [`Scatterlab`] handle: one device, chosen once.
@@ -65,7 +65,7 @@ impl Session {
                     .await
                     .map_err(|e| format!("device \"gpu\": {e}"))?;
                 let pipeline = ParrattGpu::new(&ctx).await.map_err(|e| format!("device \"gpu\": {e}"))?;
-                Backend::Gpu(pipeline)
+                Backend::Gpu(Box::new(pipeline))
             }
         };
         Ok(Self { backend })
