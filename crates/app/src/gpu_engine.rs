@@ -14,8 +14,8 @@ use crate::compute_job::{self, Job, JobPoll};
 /// Whether GPU compute can run at all in this app instance.
 #[derive(Clone, Debug)]
 pub enum GpuSupport {
-    /// A wgpu device with compute shaders, shared with eframe's renderer.
-    Available(GpuContext),
+    /// A wgpu device with compute shaders, shared with eframe's renderer (boxed: it is large).
+    Available(Box<GpuContext>),
     /// No usable device; the text says why (shown to the user when they pick the GPU).
     Unavailable(String),
 }
@@ -24,7 +24,9 @@ impl GpuSupport {
     /// Reads eframe's wgpu render state (`CreationContext::wgpu_render_state`).
     pub fn from_render_state(render_state: Option<&eframe::egui_wgpu::RenderState>) -> Self {
         let Some(rs) = render_state else {
-            return Self::Unavailable("eframe is not rendering with wgpu, so there is no GPU device to compute on".into());
+            return Self::Unavailable(
+                "eframe is not rendering with wgpu, so there is no GPU device to compute on".into(),
+            );
         };
         let info = rs.adapter.get_info();
         // WebGL2 (the "gl" backend in the browser) draws fine but has no compute shaders.
@@ -36,7 +38,11 @@ impl GpuSupport {
                 info.name
             ));
         }
-        Self::Available(GpuContext::from_device(rs.device.clone(), rs.queue.clone(), info))
+        Self::Available(Box::new(GpuContext::from_device(
+            rs.device.clone(),
+            rs.queue.clone(),
+            info,
+        )))
     }
 }
 
@@ -75,7 +81,10 @@ pub struct GpuEngine {
 impl GpuEngine {
     /// Wraps a device (or the reason there is none); nothing is compiled yet.
     pub fn new(support: GpuSupport) -> Self {
-        Self { support, pipeline: Pipeline::NotStarted }
+        Self {
+            support,
+            pipeline: Pipeline::NotStarted,
+        }
     }
 
     /// The device as the status line names it (`GpuContext::describe`), or why there is none.
@@ -95,20 +104,28 @@ impl GpuEngine {
     pub fn readiness(&mut self, repaint: &egui::Context) -> GpuReadiness {
         let ctx = match &self.support {
             GpuSupport::Available(ctx) => ctx,
-            GpuSupport::Unavailable(why) => return GpuReadiness::Unusable(format!("GPU not available: {why}")),
+            GpuSupport::Unavailable(why) => {
+                return GpuReadiness::Unusable(format!("GPU not available: {why}"))
+            }
         };
         if let Pipeline::NotStarted = self.pipeline {
-            let ctx = ctx.clone();
-            self.pipeline = Pipeline::Compiling(compute_job::spawn(repaint.clone(), move || async move {
-                ParrattGpu::new(&ctx).await.map_err(|e| e.to_string())
-            }));
+            let ctx = GpuContext::clone(ctx);
+            self.pipeline =
+                Pipeline::Compiling(compute_job::spawn(repaint.clone(), move || async move {
+                    ParrattGpu::new(&ctx).await.map_err(|e| e.to_string())
+                }));
         }
         if let Pipeline::Compiling(job) = &self.pipeline {
             match job.poll() {
                 JobPoll::Pending => return GpuReadiness::Compiling,
                 JobPoll::Done(Ok(pipeline)) => self.pipeline = Pipeline::Ready(Arc::new(pipeline)),
-                JobPoll::Done(Err(e)) => self.pipeline = Pipeline::Failed(format!("GPU pipeline failed: {e}")),
-                JobPoll::Lost => self.pipeline = Pipeline::Failed("GPU pipeline compilation was lost (worker ended)".into()),
+                JobPoll::Done(Err(e)) => {
+                    self.pipeline = Pipeline::Failed(format!("GPU pipeline failed: {e}"))
+                }
+                JobPoll::Lost => {
+                    self.pipeline =
+                        Pipeline::Failed("GPU pipeline compilation was lost (worker ended)".into())
+                }
             }
         }
         match &self.pipeline {

@@ -35,13 +35,21 @@ impl ScatterlabApp {
     pub fn new(cc: &eframe::CreationContext<'_>) -> Self {
         install_fonts(&cc.egui_ctx);
         let render_state = cc.wgpu_render_state.as_ref();
-        let render_backend = render_state.map_or_else(|| "none".to_owned(), |rs| backend_name(&rs.adapter.get_info()));
+        let render_backend = render_state.map_or_else(
+            || "none".to_owned(),
+            |rs| backend_name(&rs.adapter.get_info()),
+        );
         Self::with_gpu(GpuSupport::from_render_state(render_state), render_backend)
     }
 
     /// Builds the app with an explicit GPU (or none) and backend name, without eframe.
     pub fn with_gpu(gpu: GpuSupport, render_backend: String) -> Self {
-        Self { refl: ReflPanel::new(gpu), render_backend, frames: 0, on_ready: None }
+        Self {
+            refl: ReflPanel::new(gpu),
+            render_backend,
+            frames: 0,
+            on_ready: None,
+        }
     }
 
     /// Registers `hook` to run once after the first frame has been painted.
@@ -63,7 +71,11 @@ impl ScatterlabApp {
 pub fn install_fonts(ctx: &egui::Context) {
     let mut fonts = egui::FontDefinitions::default();
     if fonts.font_data.contains_key("Hack") {
-        fonts.families.entry(egui::FontFamily::Proportional).or_default().push("Hack".to_owned());
+        fonts
+            .families
+            .entry(egui::FontFamily::Proportional)
+            .or_default()
+            .push("Hack".to_owned());
     }
     ctx.set_fonts(fonts);
 }

@@ -4,12 +4,11 @@
 mod inputs;
 pub mod layer_table;
 pub mod plot;
+mod run;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use scatterlab_refl::gpu::ParrattGpu;
-use scatterlab_refl::{CurveRequest, Engine, Reflectivity};
+use scatterlab_refl::Reflectivity;
 
 use crate::compute_job::{self, Job, JobPoll};
 use crate::gpu_engine::{GpuEngine, GpuReadiness, GpuSupport};
@@ -49,7 +48,13 @@ pub struct ReflPanel {
 impl ReflPanel {
     /// A panel on the built-in example stack; `gpu` is what the GPU option will use.
     pub fn new(gpu: GpuSupport) -> Self {
-        Self { inputs: ReflInputs::example(), gpu: GpuEngine::new(gpu), outcome: None, computed_for: None, pending: None }
+        Self {
+            inputs: ReflInputs::example(),
+            gpu: GpuEngine::new(gpu),
+            outcome: None,
+            computed_for: None,
+            pending: None,
+        }
     }
 
     /// The last outcome, if any computation has finished.
@@ -64,7 +69,10 @@ impl ReflPanel {
 
     /// The error on display, if the last computation failed.
     pub fn error(&self) -> Option<&str> {
-        self.outcome.as_ref().and_then(|o| o.as_ref().err()).map(String::as_str)
+        self.outcome
+            .as_ref()
+            .and_then(|o| o.as_ref().err())
+            .map(String::as_str)
     }
 
     /// True while a result for the current inputs is still to come.
@@ -100,7 +108,7 @@ impl ReflPanel {
             Device::Cpu => {
                 // A GPU result still in flight is for inputs that are no longer wanted.
                 self.pending = None;
-                self.outcome = Some(run_cpu(&self.inputs));
+                self.outcome = Some(run::run_cpu(&self.inputs));
                 self.computed_for = Some(self.inputs.clone());
             }
             Device::Gpu if self.pending.is_some() => {} // runs when the job in flight ends
@@ -113,7 +121,9 @@ impl ReflPanel {
                 }
                 GpuReadiness::Ready(pipeline) => {
                     let inputs = self.inputs.clone();
-                    self.pending = Some(compute_job::spawn(repaint.clone(), move || run_gpu(pipeline, inputs)));
+                    self.pending = Some(compute_job::spawn(repaint.clone(), move || {
+                        run::run_gpu(pipeline, inputs)
+                    }));
                     self.computed_for = Some(self.inputs.clone());
                 }
             },
@@ -123,7 +133,12 @@ impl ReflPanel {
     /// One line: the device that ran, the time and the size, or what is being waited for.
     pub fn status_text(&self) -> String {
         let mut text = match &self.outcome {
-            Some(Ok(c)) => format!("{} · {} · {} points", c.device, format_duration(c.elapsed), c.q.len()),
+            Some(Ok(c)) => format!(
+                "{} · {} · {} points",
+                c.device,
+                format_duration(c.elapsed),
+                c.q.len()
+            ),
             Some(Err(e)) => format!("error: {e}"),
             None => "no result yet".to_owned(),
         };
@@ -142,18 +157,20 @@ impl ReflPanel {
             // Belt and braces: jobs request a repaint when done, this covers a lost wake-up.
             ui.ctx().request_repaint_after(Duration::from_millis(100));
         }
-        egui::ScrollArea::horizontal().id_salt("refl_inputs_scroll").show(ui, |ui| {
-            ui.horizontal_top(|ui| {
-                ui.group(|ui| {
-                    ui.vertical(|ui| {
-                        ui.strong("Layers (fronting medium first, substrate last)");
-                        layer_table::show(ui, &mut self.inputs.stack);
+        egui::ScrollArea::horizontal()
+            .id_salt("refl_inputs_scroll")
+            .show(ui, |ui| {
+                ui.horizontal_top(|ui| {
+                    ui.group(|ui| {
+                        ui.vertical(|ui| {
+                            ui.strong("Layers (fronting medium first, substrate last)");
+                            layer_table::show(ui, &mut self.inputs.stack);
+                        });
                     });
+                    ui.group(|ui| ui.vertical(|ui| self.beam_ui(ui)));
+                    ui.group(|ui| ui.vertical(|ui| self.device_ui(ui)));
                 });
-                ui.group(|ui| ui.vertical(|ui| self.beam_ui(ui)));
-                ui.group(|ui| ui.vertical(|ui| self.device_ui(ui)));
             });
-        });
         let status = self.status_text();
         if self.error().is_some() {
             ui.colored_label(ui.visuals().error_fg_color, status);
@@ -169,7 +186,13 @@ impl ReflPanel {
         ui.strong("Beam and q grid");
         egui::Grid::new("refl_beam").num_columns(2).show(ui, |ui| {
             let label = ui.label("energy");
-            ui.add(egui::DragValue::new(&mut inputs.energy_ev).range(1.0..=1.0e5).speed(0.5).suffix(" eV")).labelled_by(label.id);
+            ui.add(
+                egui::DragValue::new(&mut inputs.energy_ev)
+                    .range(1.0..=1.0e5)
+                    .speed(0.5)
+                    .suffix(" eV"),
+            )
+            .labelled_by(label.id);
             ui.end_row();
             let label = ui.label("q min");
             ui.add(q_value(&mut inputs.q_min)).labelled_by(label.id);
@@ -178,11 +201,19 @@ impl ReflPanel {
             ui.add(q_value(&mut inputs.q_max)).labelled_by(label.id);
             ui.end_row();
             let label = ui.label("points");
-            ui.add(egui::DragValue::new(&mut inputs.n_points).range(2..=100_000).speed(1.0)).labelled_by(label.id);
+            ui.add(
+                egui::DragValue::new(&mut inputs.n_points)
+                    .range(2..=100_000)
+                    .speed(1.0),
+            )
+            .labelled_by(label.id);
             ui.end_row();
         });
         // The engine rejects q ≥ 2k0 and says so; the limit is shown up front so that is rare.
-        ui.weak(format!("q must stay below 2k0 = {:.4} Å⁻¹", inputs.q_limit()));
+        ui.weak(format!(
+            "q must stay below 2k0 = {:.4} Å⁻¹",
+            inputs.q_limit()
+        ));
     }
 
     /// CPU/GPU selector, naming the GPU device or saying why there is none.
@@ -193,41 +224,21 @@ impl ReflPanel {
         if self.gpu.is_available() {
             ui.weak(self.gpu.describe());
         } else {
-            ui.colored_label(ui.visuals().warn_fg_color, format!("GPU {}", self.gpu.describe()));
+            ui.colored_label(
+                ui.visuals().warn_fg_color,
+                format!("GPU {}", self.gpu.describe()),
+            );
         }
     }
 }
 
 /// A q value in Å⁻¹.
 fn q_value(value: &mut f64) -> egui::DragValue<'_> {
-    egui::DragValue::new(value).range(1.0e-6..=10.0).speed(1.0e-4).max_decimals(5).suffix(" Å⁻¹")
-}
-
-/// Runs the CPU engine inline: its future completes in its first poll.
-fn run_cpu(inputs: &ReflInputs) -> Outcome {
-    let q = inputs.q_grid();
-    let start = web_time::Instant::now();
-    let request = CurveRequest { stack: &inputs.stack, energy_ev: inputs.energy_ev, q: &q };
-    let curves = compute_job::run_if_ready(scatterlab_refl::compute(Engine::Cpu, &[request]))
-        .ok_or_else(|| "the CPU engine unexpectedly did not finish at once".to_owned())?
-        .map_err(|e| e.to_string())?;
-    finish(q, curves, "cpu f64".to_owned(), start.elapsed(), inputs.clone())
-}
-
-/// Runs the GPU engine (inside a background job).
-async fn run_gpu(pipeline: Arc<ParrattGpu>, inputs: ReflInputs) -> Outcome {
-    let q = inputs.q_grid();
-    let start = web_time::Instant::now();
-    let request = CurveRequest { stack: &inputs.stack, energy_ev: inputs.energy_ev, q: &q };
-    let curves = scatterlab_refl::compute(Engine::Gpu(&pipeline), &[request]).await.map_err(|e| e.to_string())?;
-    let device = format!("gpu f32 {}", pipeline.context().describe());
-    finish(q, curves, device, start.elapsed(), inputs)
-}
-
-/// Packs the single curve of a one-request batch.
-fn finish(q: Vec<f64>, mut curves: Vec<Reflectivity>, device: String, elapsed: Duration, inputs: ReflInputs) -> Outcome {
-    let reflectivity = curves.pop().ok_or_else(|| "the engine returned no curve".to_owned())?;
-    Ok(Computed { q, reflectivity, device, elapsed, inputs })
+    egui::DragValue::new(value)
+        .range(1.0e-6..=10.0)
+        .speed(1.0e-4)
+        .max_decimals(5)
+        .suffix(" Å⁻¹")
 }
 
 /// Milliseconds with sensible precision.

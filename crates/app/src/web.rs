@@ -10,7 +10,6 @@
 //! `data-render-backend="<backend>"` (`"browserwebgpu"` for WebGPU, `"gl"` for WebGL2), which
 //! end-to-end tests wait for.
 
-use wasm_bindgen::JsCast as _;
 use wasm_bindgen::prelude::*;
 
 use crate::ScatterlabApp;
@@ -25,12 +24,18 @@ pub async fn start(canvas_id: String) -> Result<(), JsValue> {
     let _ = eframe::WebLogger::init(log::LevelFilter::Info);
     let document = web_sys::window()
         .and_then(|w| w.document())
-        .ok_or_else(|| JsValue::from_str("scatterlab: no window.document (not running in a page?)"))?;
+        .ok_or_else(|| {
+            JsValue::from_str("scatterlab: no window.document (not running in a page?)")
+        })?;
     let canvas = document
         .get_element_by_id(&canvas_id)
         .ok_or_else(|| JsValue::from_str(&format!("scatterlab: no element with id {canvas_id:?}")))?
         .dyn_into::<web_sys::HtmlCanvasElement>()
-        .map_err(|_| JsValue::from_str(&format!("scatterlab: element {canvas_id:?} is not a <canvas>")))?;
+        .map_err(|_| {
+            JsValue::from_str(&format!(
+                "scatterlab: element {canvas_id:?} is not a <canvas>"
+            ))
+        })?;
     eframe::WebRunner::new()
         .start(
             canvas,
@@ -46,7 +51,9 @@ pub async fn start(canvas_id: String) -> Result<(), JsValue> {
 
 /// Sets the readiness attributes on `document.documentElement`.
 fn mark_ready(backend: &str) {
-    let root = web_sys::window().and_then(|w| w.document()).and_then(|d| d.document_element());
+    let root = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element());
     let Some(root) = root else {
         log::error!("scatterlab: no document element to mark ready");
         return;

@@ -11,7 +11,10 @@ const COLOR_P: egui::Color32 = egui::Color32::from_rgb(255, 140, 40);
 /// Draws the curves of `computed` (an empty plot when there is none).
 pub fn show(ui: &mut egui::Ui, computed: Option<&Computed>) {
     let (rs, rp) = match computed {
-        Some(c) => (log_points(&c.q, &c.reflectivity.r_s), log_points(&c.q, &c.reflectivity.r_p)),
+        Some(c) => (
+            log_points(&c.q, &c.reflectivity.r_s),
+            log_points(&c.q, &c.reflectivity.r_p),
+        ),
         None => (Vec::new(), Vec::new()),
     };
     Plot::new("refl_plot")
@@ -19,14 +22,26 @@ pub fn show(ui: &mut egui::Ui, computed: Option<&Computed>) {
         .x_axis_label("q (Å⁻¹)")
         .y_axis_label("log10 R")
         .show(ui, |plot_ui| {
-            plot_ui.line(Line::new("R_s", PlotPoints::from(rs)).color(COLOR_S).width(1.5));
-            plot_ui.line(Line::new("R_p", PlotPoints::from(rp)).color(COLOR_P).width(1.5));
+            plot_ui.line(
+                Line::new("R_s", PlotPoints::from(rs))
+                    .color(COLOR_S)
+                    .width(1.5),
+            );
+            plot_ui.line(
+                Line::new("R_p", PlotPoints::from(rp))
+                    .color(COLOR_P)
+                    .width(1.5),
+            );
         });
 }
 
 /// (q, log10 R) pairs; R ≤ 0 (underflow) has no logarithm and is left out rather than drawn at −∞.
 pub fn log_points(q: &[f64], r: &[f64]) -> Vec<[f64; 2]> {
-    q.iter().zip(r).filter(|(_, &r)| r > 0.0 && r.is_finite()).map(|(&q, &r)| [q, r.log10()]).collect()
+    q.iter()
+        .zip(r)
+        .filter(|(_, &r)| r > 0.0 && r.is_finite())
+        .map(|(&q, &r)| [q, r.log10()])
+        .collect()
 }
 
 #[cfg(test)]
