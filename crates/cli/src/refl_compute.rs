@@ -8,6 +8,9 @@ use scatterlab_refl::cases::{parse_cases, CaseInput, CaseResult, ResultsFile};
 use scatterlab_refl::gpu::ParrattGpu;
 use scatterlab_refl::{compute, CurveRequest, Engine, ReflError, Stack};
 
+/// A case ready for the engine, or why it is not.
+type Prepared = Result<(CaseInput, Stack), ReflError>;
+
 /// Reads `cases_path`, computes on `device`, writes JSON to `out` (or stdout).
 pub fn run(cases_path: &Path, device: DeviceKind, out: Option<&Path>) -> Result<(), String> {
     let text = std::fs::read_to_string(cases_path).map_err(|e| format!("cannot read {}: {e}", cases_path.display()))?;
@@ -25,7 +28,7 @@ pub fn run(cases_path: &Path, device: DeviceKind, out: Option<&Path>) -> Result<
     };
 
     // Valid cases go to the engine as one batch (one GPU dispatch); invalid ones report their error.
-    let (ids, prepared): (Vec<String>, Vec<Result<(CaseInput, Stack), ReflError>>) = parsed
+    let (ids, prepared): (Vec<String>, Vec<Prepared>) = parsed
         .into_iter()
         .map(|case| {
             let prepared = case.input.and_then(|input| {

@@ -72,7 +72,7 @@ impl GpuContext {
 
     /// Checks that a storage buffer of `bytes` fits this device's limits.
     pub fn check_storage_size(&self, what: &str, bytes: u64) -> Result<(), GpuError> {
-        let limit = u64::from(self.limits.max_storage_buffer_binding_size).min(self.limits.max_buffer_size);
+        let limit = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size);
         if bytes > limit {
             return Err(GpuError::TooLarge { what: what.to_owned(), needed: bytes, limit });
         }

@@ -6,6 +6,9 @@
 //! minimax sets (≲ 1e-16 relative on the reduced ranges); arguments up to ~1e6 rad reduce exactly
 //! enough for the 1e-9 gate (the phase's own rounding is larger).
 
+// The constants are Cephes' published values, kept digit for digit.
+#![allow(clippy::excessive_precision)]
+
 /// Lanes per block: 8 f64 = two AVX2 or one AVX-512 register.
 pub const L: usize = 8;
 /// A block of lane values.
