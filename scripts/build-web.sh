@@ -46,8 +46,7 @@ fi
 # --- wasm -------------------------------------------------------------------------------------
 # Only the wasm target gets these flags (native builds keep their cache). Workspace sources are
 # passed to rustc as relative paths already; the cargo registry and the target dir are not.
-cargo_home=${CARGO_HOME:-$HOME/.cargo}
-export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="--remap-path-prefix=$cargo_home=/cargo --remap-path-prefix=$CARGO_TARGET_DIR=/target"
+# (CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS is set in scripts/env.sh, for every wasm build.)
 # Each package on its own: building them together would unify features (the app's WebGL backend
 # would end up in the npm package's wasm) and make each wasm depend on what it was built with.
 cargo build --release --target "$target" --lib -p scatterlab-web

@@ -4,6 +4,10 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/scatterlab/target}"
 export WGPU_BACKEND="${WGPU_BACKEND:-vulkan}"
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/scatterlab-xdg-$(id -u)}"
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+# wasm only (native builds keep their cache): remap the cargo home and target dir so the wasm bytes
+# (hashed in sources.json) do not depend on where they live, and enable wasm SIMD (every current
+# browser has it), which the vectorised CPU paths use.
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="--remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}=/cargo --remap-path-prefix=$CARGO_TARGET_DIR=/target -C target-feature=+simd128"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # Keep the cache bounded: wipe it when it grows past 20 GiB.
 if [ -d "$CARGO_TARGET_DIR" ] && [ "$(du -s "$CARGO_TARGET_DIR" 2>/dev/null | cut -f1)" -gt 20000000 ]; then

@@ -33,11 +33,6 @@ struct Point {
 @group(0) @binding(4) var<storage, read_write> reflectance: array<vec2<f32>>; // (R_s, R_p)
 
 const WORKGROUP_SIZE: u32 = 64u;
-const INV_TWO_PI: f32 = 0.15915494309189535;
-// 2 pi split for Cody-Waite reduction: HI has 8 significant bits so k * HI is exact.
-const TWO_PI_HI: f32 = 6.28125;
-const TWO_PI_MID: f32 = 1.9353071795864769e-3;
-const TWO_PI_LO: f32 = -4.87e-12;
 
 fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
     return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
@@ -55,11 +50,31 @@ fn cdiv(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
     return vec2<f32>((a.x * r + a.y) / d, (a.y * r - a.x) / d);
 }
 
-// exp(z) with the angle reduced to [-pi, pi] first: WGSL only bounds cos/sin error there.
+// cos and sin from polynomials (Cephes sinf/cosf, |r| <= pi/4, ~1 ulp) after a Cody-Waite
+// reduction by pi/2: WGSL only bounds the builtin sin/cos to 2^-11 absolute, and SwiftShader's
+// WebGPU sits near that (~2e-4), which is far too coarse for interference phases.
+const TWO_OVER_PI: f32 = 0.6366197723675814;
+const HALF_PI_HI: f32 = 1.5703125;
+const HALF_PI_MID: f32 = 4.837512969970703125e-4;
+const HALF_PI_LO: f32 = 7.54978995489188216e-8;
+
+fn cos_sin(angle: f32) -> vec2<f32> {
+    let j = round(angle * TWO_OVER_PI);
+    let r = ((angle - j * HALF_PI_HI) - j * HALF_PI_MID) - j * HALF_PI_LO;
+    let r2 = r * r;
+    let s = r + r * r2 * (-1.6666654611e-1 + r2 * (8.3321608736e-3 + r2 * -1.9515295891e-4));
+    let c = 1.0 - 0.5 * r2 + r2 * r2 * (4.166664568298827e-2 + r2 * (-1.388731625493765e-3 + r2 * 2.443315711809948e-5));
+    let quadrant = i32(j - 4.0 * floor(j * 0.25));
+    switch quadrant {
+        case 0: { return vec2<f32>(c, s); }
+        case 1: { return vec2<f32>(-s, c); }
+        case 2: { return vec2<f32>(-c, -s); }
+        default: { return vec2<f32>(s, -c); }
+    }
+}
+
 fn cexp(z: vec2<f32>) -> vec2<f32> {
-    let k = round(z.y * INV_TWO_PI);
-    let a = ((z.y - k * TWO_PI_HI) - k * TWO_PI_MID) - k * TWO_PI_LO;
-    return exp(z.x) * vec2<f32>(cos(a), sin(a));
+    return exp(z.x) * cos_sin(z.y);
 }
 
 // Square root with Im >= 0 (the downward-decaying wave), computed on scaled input.
