@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Benchmarks against the peers, side by side in one run (shared/BENCHMARKS.md shapes).
+# Then the wasm build in headless Chromium, with the wasm/native ratio (goal ≤ 2×).
 # Creates a Python ≥ 3.12 venv with refloxide on first use; without one, the peer column is "-".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,4 +15,11 @@ if [ ! -x "$venv/bin/python" ]; then
     echo "bench: no Python >= 3.12 with refloxide; peer column skipped"; rm -rf "$venv"
   fi
 fi
-cargo run --release -q -p scatterlab-benches --bin refl_bench
+log=$(mktemp); trap 'rm -f "$log"' EXIT
+cargo run --release -q -p scatterlab-benches --bin refl_bench | tee "$log"
+# The same CPU engine as wasm in headless Chromium; refl_bench's last JSON line gives the ratio.
+if [ -f dist/pkg/scatterlab_web.js ]; then
+  node benches/web/refl_wasm.mjs "$(grep '^{"native_cpu"' "$log" | tail -1)" || echo "bench: wasm benchmark failed"
+else
+  echo "bench: no dist/pkg; run scripts/build-web.sh, then scripts/bench.sh again for wasm vs native"
+fi

@@ -2,7 +2,8 @@
 //! scatterlab CPU f64 (one thread), scatterlab GPU f32 (the adapter at hand), and refloxide's CPU
 //! serial kernel in the same run when Python ≥ 3.12 with `refloxide` is available
 //! (`SCATTERLAB_BENCH_PYTHON=/path/to/python`, default `~/.cache/scatterlab/bench-venv/bin/python`).
-//! Prints a table: median seconds, µs per q·layer step, and the ratio to refloxide.
+//! Prints a table: median seconds, µs per q·layer step, and the ratio to refloxide; then one JSON
+//! line `{"native_cpu": {"N": seconds}}` for scripts/bench.sh's wasm-vs-native ratio.
 
 use scatterlab_benches::refl_shape::{q_grid, stack, ENERGY_EV};
 use scatterlab_benches::timing::median_seconds;
@@ -34,6 +35,7 @@ fn main() {
         println!("GPU adapter: {}", g.context().describe());
     }
     println!("{:>7} | {:>12} {:>10} | {:>12} {:>10} | {:>12} {:>10} | {:>9} {:>9}", "N", "cpu f64 s", "µs/step", "gpu f32 s", "µs/step", "refloxide s", "µs/step", "cpu ratio", "gpu ratio");
+    let mut native_cpu = serde_json::Map::new();
     for n in SIZES {
         let s = stack(n);
         let steps = (q.len() * (n + 1)) as f64;
@@ -42,6 +44,7 @@ fn main() {
         let (cpu_wall, _cpu_cpu) = median_seconds(reps, || {
             std::hint::black_box(pollster::block_on(compute(Engine::Cpu, &requests)).expect("valid shape"));
         });
+        native_cpu.insert(n.to_string(), cpu_wall.into());
         let gpu_wall = gpu.as_ref().map(|g| {
             median_seconds(reps.min(20), || {
                 std::hint::black_box(pollster::block_on(compute(Engine::Gpu(g), &requests)).expect("valid shape"));
@@ -68,4 +71,5 @@ fn main() {
             ratio(gpu_wall)
         );
     }
+    println!("{}", serde_json::json!({ "native_cpu": native_cpu }));
 }
