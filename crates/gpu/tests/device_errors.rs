@@ -1,0 +1,42 @@
+//! The GPU layer turns device-side failures into typed errors instead of panicking:
+//! an unknown shader, a pipeline that fails validation, a buffer beyond the adapter's limits.
+
+use scatterlab_gpu::{GpuContext, GpuError};
+
+fn context() -> Option<GpuContext> {
+    if std::env::var("SCATTERLAB_SKIP_GPU").is_ok_and(|v| v == "1") {
+        eprintln!("SCATTERLAB_SKIP_GPU=1: GPU test skipped");
+        return None;
+    }
+    Some(pollster::block_on(GpuContext::new(&Default::default())).unwrap_or_else(|e| panic!("{e}")))
+}
+
+#[test]
+fn unknown_shader_is_a_typed_error() {
+    let Some(ctx) = context() else { return };
+    match pollster::block_on(ctx.compute_pipeline("nope/missing.wgsl", "main")) {
+        Err(GpuError::UnknownShader(path)) => assert_eq!(path, "nope/missing.wgsl"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn wrong_entry_point_is_a_device_error_not_a_panic() {
+    let Some(ctx) = context() else { return };
+    match pollster::block_on(ctx.compute_pipeline("refl/parratt.wgsl", "no_such_entry")) {
+        Err(GpuError::Device { operation, .. }) => assert!(operation.contains("refl/parratt.wgsl")),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn oversized_buffer_names_itself() {
+    let Some(ctx) = context() else { return };
+    let too_big = ctx.limits.max_buffer_size.max(ctx.limits.max_storage_buffer_binding_size) + 1;
+    match ctx.check_storage_size("test buffer", too_big) {
+        Err(e @ GpuError::TooLarge { .. }) => assert!(e.to_string().contains("test buffer")),
+        other => panic!("{other:?}"),
+    }
+    assert!(ctx.check_storage_size("small buffer", 1024).is_ok());
+    assert!(!ctx.describe().is_empty());
+}
