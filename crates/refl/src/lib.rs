@@ -9,9 +9,11 @@ pub mod cases;
 pub mod cpu;
 mod error;
 pub mod gpu;
+pub mod resolution;
 pub mod stack;
 
 pub use error::ReflError;
+pub use resolution::{compute_smeared, Resolution, SmearedRequest};
 pub use stack::{Layer, Stack};
 
 use scatterlab_core::DeviceKind;
