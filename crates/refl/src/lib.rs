@@ -7,6 +7,7 @@
 
 pub mod cases;
 pub mod cpu;
+pub mod data;
 mod error;
 pub mod gpu;
 pub mod resolution;
