@@ -10,6 +10,7 @@ pub mod cpu;
 pub mod data;
 mod error;
 pub mod gpu;
+pub mod profile;
 pub mod resolution;
 pub mod stack;
 
@@ -37,6 +38,13 @@ pub struct Reflectivity {
     pub r_s: Vec<f64>,
     /// R_p = |r_p|².
     pub r_p: Vec<f64>,
+}
+
+impl Reflectivity {
+    /// The anisotropy ratio (R_p − R_s)/(R_p + R_s) per q.
+    pub fn anisotropy(&self) -> Vec<f64> {
+        self.r_s.iter().zip(&self.r_p).map(|(s, p)| (p - s) / (p + s)).collect()
+    }
 }
 
 /// The backend that evaluates a batch. The caller chooses; there is no silent fallback.
