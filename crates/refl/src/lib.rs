@@ -10,6 +10,7 @@ pub mod cpu;
 pub mod data;
 mod error;
 pub mod gpu;
+pub mod orso;
 pub mod profile;
 pub mod resolution;
 pub mod stack;
