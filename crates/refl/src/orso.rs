@@ -183,3 +183,42 @@ pub fn parse_orso(text: &str, name: &str) -> Result<Vec<OrsoDataset>, ReflError>
     }
     Ok(out)
 }
+
+fn json_to_yaml(v: &Value) -> Yaml {
+    match v {
+        Value::Null => Yaml::Null,
+        Value::Bool(b) => Yaml::Boolean(*b),
+        Value::Number(n) => n.as_i64().map_or_else(|| Yaml::Real(n.to_string()), Yaml::Integer),
+        Value::String(s) => Yaml::String(s.clone()),
+        Value::Array(a) => Yaml::Array(a.iter().map(json_to_yaml).collect()),
+        Value::Object(o) => Yaml::Hash(o.iter().map(|(k, v)| (Yaml::String(k.clone()), json_to_yaml(v))).collect()),
+    }
+}
+
+/// Writes datasets as an ORSO text file: each with its full header (readers merge, so repeating
+/// it is valid) and columns Qz (1/angstrom), R, sR, sQz (FWHM) as present. Headers must list
+/// these columns in this order (as [`parse_orso`] output and orsopy files do).
+pub fn write_orso(datasets: &[OrsoDataset]) -> Result<String, ReflError> {
+    let mut out = String::from("# # ORSO reflectivity data file | 1.2 standard | YAML encoding | https://www.reflectometry.org/\n");
+    for set in datasets {
+        let mut yaml = String::new();
+        yaml_rust2::YamlEmitter::new(&mut yaml)
+            .dump(&json_to_yaml(&set.header))
+            .map_err(|e| ReflError::input(format!("dataset {:?} header", set.name()), e.to_string()))?;
+        // The emitter starts with a `---` document marker, which ORSO headers do not carry.
+        for line in yaml.lines().filter(|l| *l != "---") {
+            out.push_str("# ");
+            out.push_str(line);
+            out.push('\n');
+        }
+        let d = &set.data;
+        for i in 0..d.q.len() {
+            out.push_str(&format!("{:.17e} {:.17e}", d.q[i], d.r[i]));
+            for column in [&d.dr, &d.dq].into_iter().flatten() {
+                out.push_str(&format!(" {:.17e}", column.get(i).copied().unwrap_or(f64::NAN)));
+            }
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}

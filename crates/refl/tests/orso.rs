@@ -46,3 +46,15 @@ fn nanometre_units_and_bad_rows() {
     assert!(err("# columns:\n# - {name: Qz, unit: 1/furlong}\n# - {name: R}\n0.1 0.5\n").contains("1/furlong"));
     assert!(err("# columns: [\n0.1 0.5\n").contains("not YAML"));
 }
+
+#[test]
+fn written_files_read_back_identically() {
+    let sets = parse_orso(FILE, "orso_two_datasets.ort").unwrap();
+    let text = scatterlab_refl::orso::write_orso(&sets).unwrap();
+    let again = parse_orso(&text, "written.ort").unwrap();
+    assert_eq!(again.len(), 2);
+    for (a, b) in sets.iter().zip(&again) {
+        assert_eq!(a.header, b.header);
+        assert_eq!((&a.data.q, &a.data.r, &a.data.dr, &a.data.dq), (&b.data.q, &b.data.r, &b.data.dr, &b.data.dq));
+    }
+}
