@@ -14,7 +14,7 @@ pub mod refl_panel;
 mod web;
 
 pub use gpu_engine::{backend_name, GpuSupport};
-pub use refl_panel::{Computed, Device, Outcome, ReflInputs, ReflPanel};
+pub use refl_panel::{Computed, DepthProfile, Device, Outcome, PlotView, ReflInputs, ReflPanel};
 
 /// Called once, after the first frame has been painted (the web entry marks the page ready).
 pub type ReadyHook = Box<dyn FnOnce()>;
@@ -114,7 +114,7 @@ mod tests {
         let mut out = ctx.run_ui(Default::default(), |_| {});
         out.textures_delta.clear();
         // Every non-ASCII character of the UI and of the engine's error messages.
-        let text = "Å⁻¹ ≥ · δ β −";
+        let text = "Å⁻¹ ≥ · δ β − ⁴";
         assert!(ctx.fonts_mut(|f| f.has_glyphs(&egui::FontId::proportional(14.0), text)));
     }
 }

@@ -1,9 +1,12 @@
-//! The reflectivity panel: layer table, beam and q grid, device selector, status line and a
-//! live log10 R(q) plot. Every change of the inputs recomputes through `scatterlab_refl::compute`.
+//! The reflectivity panel: layer table, beam, q grid and resolution, device selector, status line,
+//! a live plot of R(q) (log R, R·q⁴ or anisotropy) and the depth profile of the stack. Every change
+//! of the inputs recomputes through `scatterlab_refl::compute` (or `compute_smeared`).
 
+mod controls;
 mod inputs;
 pub mod layer_table;
 pub mod plot;
+pub mod profile_plot;
 mod run;
 
 use std::time::Duration;
@@ -13,6 +16,8 @@ use scatterlab_refl::Reflectivity;
 use crate::compute_job::{self, Job, JobPoll};
 use crate::gpu_engine::{GpuEngine, GpuReadiness, GpuSupport};
 pub use inputs::{Device, ReflInputs};
+pub use plot::{PlotView, Series};
+pub use profile_plot::DepthProfile;
 
 /// One finished computation.
 #[derive(Clone, Debug)]
@@ -43,17 +48,24 @@ pub struct ReflPanel {
     computed_for: Option<ReflInputs>,
     /// A GPU job in flight (at most one: edits made meanwhile are coalesced into the next run).
     pending: Option<Job<Outcome>>,
+    /// What the main plot shows (a view choice: changing it recomputes nothing).
+    pub view: PlotView,
+    /// The depth profile of `inputs.stack`, refreshed by [`Self::update`].
+    profile: DepthProfile,
 }
 
 impl ReflPanel {
     /// A panel on the built-in example stack; `gpu` is what the GPU option will use.
     pub fn new(gpu: GpuSupport) -> Self {
+        let inputs = ReflInputs::example();
         Self {
-            inputs: ReflInputs::example(),
+            profile: DepthProfile::new(&inputs.stack),
+            inputs,
             gpu: GpuEngine::new(gpu),
             outcome: None,
             computed_for: None,
             pending: None,
+            view: PlotView::default(),
         }
     }
 
@@ -75,6 +87,18 @@ impl ReflPanel {
             .map(String::as_str)
     }
 
+    /// The depth profile of the current stack (as of the last [`Self::update`]).
+    pub fn profile(&self) -> &DepthProfile {
+        &self.profile
+    }
+
+    /// The lines the main plot draws now: the current view of the curve on display.
+    pub fn plotted_series(&self) -> Vec<Series> {
+        self.curve()
+            .map(|c| plot::series(self.view, c))
+            .unwrap_or_default()
+    }
+
     /// True while a result for the current inputs is still to come.
     pub fn is_busy(&self) -> bool {
         self.pending.is_some() || self.computed_for.as_ref() != Some(&self.inputs)
@@ -88,6 +112,9 @@ impl ReflPanel {
     /// Collects finished jobs and starts a computation if the inputs changed. [`Self::ui`] calls
     /// this every frame; hosts and tests may call it directly.
     pub fn update(&mut self, repaint: &egui::Context) {
+        if self.profile.stack != self.inputs.stack {
+            self.profile = DepthProfile::new(&self.inputs.stack);
+        }
         if let Some(job) = &self.pending {
             match job.poll() {
                 JobPoll::Pending => {}
@@ -177,68 +204,16 @@ impl ReflPanel {
         } else {
             ui.label(status);
         }
-        plot::show(ui, self.curve());
-    }
-
-    /// Energy and q grid.
-    fn beam_ui(&mut self, ui: &mut egui::Ui) {
-        let inputs = &mut self.inputs;
-        ui.strong("Beam and q grid");
-        egui::Grid::new("refl_beam").num_columns(2).show(ui, |ui| {
-            let label = ui.label("energy");
-            ui.add(
-                egui::DragValue::new(&mut inputs.energy_ev)
-                    .range(1.0..=1.0e5)
-                    .speed(0.5)
-                    .suffix(" eV"),
-            )
-            .labelled_by(label.id);
-            ui.end_row();
-            let label = ui.label("q min");
-            ui.add(q_value(&mut inputs.q_min)).labelled_by(label.id);
-            ui.end_row();
-            let label = ui.label("q max");
-            ui.add(q_value(&mut inputs.q_max)).labelled_by(label.id);
-            ui.end_row();
-            let label = ui.label("points");
-            ui.add(
-                egui::DragValue::new(&mut inputs.n_points)
-                    .range(2..=100_000)
-                    .speed(1.0),
-            )
-            .labelled_by(label.id);
-            ui.end_row();
+        self.view_ui(ui);
+        // Main plot on the left, the (narrower) depth profile beside it.
+        let width = ui.available_width();
+        let main_width = (width * 0.64).max(200.0);
+        ui.horizontal_top(|ui| {
+            plot::show(ui, self.view, self.curve(), main_width);
+            let rest = ui.available_width().max(150.0);
+            profile_plot::show(ui, &self.profile, rest);
         });
-        // The engine rejects q ≥ 2k0 and says so; the limit is shown up front so that is rare.
-        ui.weak(format!(
-            "q must stay below 2k0 = {:.4} Å⁻¹",
-            inputs.q_limit()
-        ));
     }
-
-    /// CPU/GPU selector, naming the GPU device or saying why there is none.
-    fn device_ui(&mut self, ui: &mut egui::Ui) {
-        ui.strong("Device");
-        ui.radio_value(&mut self.inputs.device, Device::Cpu, Device::Cpu.label());
-        ui.radio_value(&mut self.inputs.device, Device::Gpu, Device::Gpu.label());
-        if self.gpu.is_available() {
-            ui.weak(self.gpu.describe());
-        } else {
-            ui.colored_label(
-                ui.visuals().warn_fg_color,
-                format!("GPU {}", self.gpu.describe()),
-            );
-        }
-    }
-}
-
-/// A q value in Å⁻¹.
-fn q_value(value: &mut f64) -> egui::DragValue<'_> {
-    egui::DragValue::new(value)
-        .range(1.0e-6..=10.0)
-        .speed(1.0e-4)
-        .max_decimals(5)
-        .suffix(" Å⁻¹")
 }
 
 /// Milliseconds with sensible precision.

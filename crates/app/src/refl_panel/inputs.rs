@@ -38,6 +38,8 @@ pub struct ReflInputs {
     pub q_max: f64,
     /// Number of q points, evenly spaced from `q_min` to `q_max`.
     pub n_points: usize,
+    /// Instrument resolution dQ/Q as a FWHM in percent; 0 means no smearing.
+    pub resolution_pct: f64,
     /// The engine to run on.
     pub device: Device,
 }
@@ -64,6 +66,7 @@ impl ReflInputs {
             q_min: 0.005,
             q_max: 0.25,
             n_points: 400,
+            resolution_pct: 0.0,
             device: Device::Cpu,
         }
     }
@@ -86,6 +89,15 @@ impl ReflInputs {
                     })
                     .collect()
             }
+        }
+    }
+
+    /// The resolution the engine smears with: `None` at 0 %, else constant dQ/Q = pct / 100.
+    pub fn resolution(&self) -> scatterlab_refl::Resolution {
+        if self.resolution_pct > 0.0 {
+            scatterlab_refl::Resolution::ConstantDqOverQ(self.resolution_pct / 100.0)
+        } else {
+            scatterlab_refl::Resolution::None
         }
     }
 

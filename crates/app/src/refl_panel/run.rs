@@ -1,10 +1,11 @@
 //! The two ways a computation runs: the CPU engine inline, the GPU engine as a background job.
+//! Both go through [`evaluate`], which smears with the instrument resolution when one is set.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use scatterlab_refl::gpu::ParrattGpu;
-use scatterlab_refl::{CurveRequest, Engine, Reflectivity};
+use scatterlab_refl::{CurveRequest, Engine, ReflError, Reflectivity, Resolution, SmearedRequest};
 
 use super::{Computed, Outcome, ReflInputs};
 use crate::compute_job;
@@ -13,12 +14,7 @@ use crate::compute_job;
 pub(super) fn run_cpu(inputs: &ReflInputs) -> Outcome {
     let q = inputs.q_grid();
     let start = web_time::Instant::now();
-    let request = CurveRequest {
-        stack: &inputs.stack,
-        energy_ev: inputs.energy_ev,
-        q: &q,
-    };
-    let curves = compute_job::run_if_ready(scatterlab_refl::compute(Engine::Cpu, &[request]))
+    let curves = compute_job::run_if_ready(evaluate(Engine::Cpu, inputs, &q))
         .ok_or_else(|| "the CPU engine unexpectedly did not finish at once".to_owned())?
         .map_err(|e| e.to_string())?;
     finish(
@@ -34,16 +30,34 @@ pub(super) fn run_cpu(inputs: &ReflInputs) -> Outcome {
 pub(super) async fn run_gpu(pipeline: Arc<ParrattGpu>, inputs: ReflInputs) -> Outcome {
     let q = inputs.q_grid();
     let start = web_time::Instant::now();
-    let request = CurveRequest {
-        stack: &inputs.stack,
-        energy_ev: inputs.energy_ev,
-        q: &q,
-    };
-    let curves = scatterlab_refl::compute(Engine::Gpu(&pipeline), &[request])
+    let curves = evaluate(Engine::Gpu(&pipeline), &inputs, &q)
         .await
         .map_err(|e| e.to_string())?;
     let device = format!("gpu f32 {}", pipeline.context().describe());
     finish(q, curves, device, start.elapsed(), inputs)
+}
+
+/// One curve on `engine`: `compute` without a resolution, `compute_smeared` with one.
+async fn evaluate(
+    engine: Engine<'_>,
+    inputs: &ReflInputs,
+    q: &[f64],
+) -> Result<Vec<Reflectivity>, ReflError> {
+    let curve = CurveRequest {
+        stack: &inputs.stack,
+        energy_ev: inputs.energy_ev,
+        q,
+    };
+    match inputs.resolution() {
+        Resolution::None => scatterlab_refl::compute(engine, &[curve]).await,
+        resolution => {
+            let request = SmearedRequest {
+                curve,
+                resolution: &resolution,
+            };
+            scatterlab_refl::compute_smeared(engine, &[request]).await
+        }
+    }
 }
 
 /// Packs the single curve of a one-request batch.
