@@ -8,6 +8,7 @@
 pub mod cases;
 pub mod cpu;
 pub mod data;
+pub mod dual;
 mod error;
 pub mod gpu;
 pub mod orso;
