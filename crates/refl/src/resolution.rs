@@ -95,40 +95,63 @@ pub struct SmearedRequest<'a> {
     pub resolution: &'a Resolution,
 }
 
-/// Smeared reflectivities of a batch: every quadrature node of every curve goes to the engine
-/// in one call (one GPU dispatch), then the nodes are summed with their Gaussian weights.
-pub async fn compute_smeared(engine: Engine<'_>, requests: &[SmearedRequest<'_>]) -> Result<Vec<Reflectivity>, ReflError> {
+/// The normalised Gaussian weights of the [`QUADRATURE_ORDER`] Gauss–Legendre nodes over ±[`WINDOW_SIGMA`] σ.
+pub fn node_weights() -> (Vec<f64>, Vec<f64>) {
     let (nodes, gl_weights) = gauss_legendre(QUADRATURE_ORDER);
     let raw: Vec<f64> = nodes.iter().zip(&gl_weights).map(|(x, w)| w * (-0.5 * (x * WINDOW_SIGMA).powi(2)).exp()).collect();
     let total: f64 = raw.iter().sum();
-    let weights: Vec<f64> = raw.iter().map(|w| w / total).collect();
+    (nodes, raw.iter().map(|w| w / total).collect())
+}
 
-    let mut expanded_q = Vec::with_capacity(requests.len());
+/// The q values at which R must be evaluated to smear one curve: `(nodes, weights, per_point)`.
+/// Point i uses `nodes[i·per_point ..][..per_point]` summed with `weights`; without resolution
+/// `per_point` is 1 (weight 1), so unsmeared curves cost nothing extra. Checks the resolution and
+/// that no window reaches beyond 2k0.
+pub fn expand_nodes(q: &[f64], resolution: &Resolution, energy_ev: f64) -> Result<(Vec<f64>, Vec<f64>, usize), ReflError> {
+    resolution.validate(q.len())?;
+    if matches!(resolution, Resolution::None) {
+        return Ok((q.to_vec(), vec![1.0], 1));
+    }
+    let (nodes, weights) = node_weights();
+    let q_max = 2.0 * scatterlab_core::units::photon_k0(energy_ev);
+    let mut q_nodes = Vec::with_capacity(q.len() * QUADRATURE_ORDER);
+    for (i, &qi) in q.iter().enumerate() {
+        let half_width = WINDOW_SIGMA * resolution.fwhm(i, qi) / FWHM_PER_SIGMA;
+        if qi + half_width >= q_max {
+            return Err(ReflError::input(
+                format!("q[{i}]"),
+                format!("resolution window reaches {:.6} Å⁻¹, beyond 2k0 = {q_max:.6} Å⁻¹", qi + half_width),
+            ));
+        }
+        // Mirror nodes below zero; keep a node at exactly 0 just above it (R → 1 there).
+        q_nodes.extend(nodes.iter().map(|x| (qi + x * half_width).abs().max(1e-12)));
+    }
+    Ok((q_nodes, weights, QUADRATURE_ORDER))
+}
+
+/// Smeared reflectivities of a batch: every quadrature node of every curve goes to the engine
+/// in one call (one GPU dispatch), then the nodes are summed with their Gaussian weights.
+pub async fn compute_smeared(engine: Engine<'_>, requests: &[SmearedRequest<'_>]) -> Result<Vec<Reflectivity>, ReflError> {
+    let mut expanded = Vec::with_capacity(requests.len());
     for (c, request) in requests.iter().enumerate() {
         request.curve.validate().map_err(|e| e.in_curve(c))?;
-        request.resolution.validate(request.curve.q.len()).map_err(|e| e.in_curve(c))?;
-        let q_max = 2.0 * scatterlab_core::units::photon_k0(request.curve.energy_ev);
-        let mut q_nodes = Vec::with_capacity(request.curve.q.len() * QUADRATURE_ORDER);
-        for (i, &q) in request.curve.q.iter().enumerate() {
-            let half_width = WINDOW_SIGMA * request.resolution.fwhm(i, q) / FWHM_PER_SIGMA;
-            if q + half_width >= q_max {
-                return Err(ReflError::input(
-                    format!("curve {c}: q[{i}]"),
-                    format!("resolution window reaches {:.6} Å⁻¹, beyond 2k0 = {q_max:.6} Å⁻¹", q + half_width),
-                ));
-            }
-            // Mirror nodes below zero; keep a node at exactly 0 just above it (R → 1 there).
-            q_nodes.extend(nodes.iter().map(|x| (q + x * half_width).abs().max(1e-12)));
-        }
-        expanded_q.push(q_nodes);
+        let nodes = expand_nodes(request.curve.q, request.resolution, request.curve.energy_ev).map_err(|e| e.in_curve(c))?;
+        expanded.push(nodes);
     }
-    let expanded: Vec<CurveRequest<'_>> = requests
+    let node_requests: Vec<CurveRequest<'_>> = requests
         .iter()
-        .zip(&expanded_q)
-        .map(|(r, q)| CurveRequest { stack: r.curve.stack, energy_ev: r.curve.energy_ev, q })
+        .zip(&expanded)
+        .map(|(r, (q, _, _))| CurveRequest { stack: r.curve.stack, energy_ev: r.curve.energy_ev, q })
         .collect();
-    let raw_results = compute(engine, &expanded).await?;
-    Ok(raw_results.iter().map(|r| Reflectivity { r_s: fold(&r.r_s, &weights), r_p: fold(&r.r_p, &weights) }).collect())
+    let raw_results = compute(engine, &node_requests).await?;
+    Ok(raw_results
+        .into_iter()
+        .zip(&expanded)
+        .map(|(r, (_, weights, per_point))| match per_point {
+            1 => r,
+            _ => Reflectivity { r_s: fold(&r.r_s, weights), r_p: fold(&r.r_p, weights) },
+        })
+        .collect())
 }
 
 /// Sums each run of `weights.len()` node values with the weights.
