@@ -11,6 +11,7 @@ pub mod data;
 pub mod dual;
 mod error;
 pub mod gpu;
+pub mod grading;
 pub mod materials;
 pub mod orso;
 pub mod profile;

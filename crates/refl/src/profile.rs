@@ -32,6 +32,22 @@ pub fn interface_depths(stack: &Stack) -> Vec<f64> {
 
 /// The profile sampled at `z` (Å). The stack should be valid ([`Stack::validate`]).
 pub fn profile_at(stack: &Stack, z: &[f64]) -> Vec<OpticalConstants> {
+    profile_with_steps(stack, z, |j, x| {
+        let sigma = stack.layers[j + 1].roughness;
+        if sigma > 0.0 {
+            0.5 * (1.0 + libm::erf(x / (sigma * std::f64::consts::SQRT_2)))
+        } else if x >= 0.0 {
+            1.0
+        } else {
+            0.0
+        }
+    })
+}
+
+/// The profile as a sum of steps with a caller-chosen shape: `step(j, x)` is the fraction (0 to 1)
+/// of the step at interface j (the one above layer j + 1) reached at `x` = z − (depth of that
+/// interface). [`profile_at`] is this with erf steps; `crate::grading` passes erf/tanh/sharp shapes.
+pub fn profile_with_steps(stack: &Stack, z: &[f64], step: impl Fn(usize, f64) -> f64) -> Vec<OpticalConstants> {
     let depths = interface_depths(stack);
     let Some(first) = stack.layers.first() else { return vec![OpticalConstants::default(); z.len()] };
     z.iter()
@@ -39,18 +55,11 @@ pub fn profile_at(stack: &Stack, z: &[f64]) -> Vec<OpticalConstants> {
             let mut c = OpticalConstants { delta_o: first.delta_o, beta_o: first.beta_o, delta_e: first.delta_e, beta_e: first.beta_e };
             for (j, pair) in stack.layers.windows(2).enumerate() {
                 let (above, below) = (&pair[0], &pair[1]);
-                let x = zi - depths[j];
-                let step = if below.roughness > 0.0 {
-                    0.5 * (1.0 + libm::erf(x / (below.roughness * std::f64::consts::SQRT_2)))
-                } else if x >= 0.0 {
-                    1.0
-                } else {
-                    0.0
-                };
-                c.delta_o += step * (below.delta_o - above.delta_o);
-                c.beta_o += step * (below.beta_o - above.beta_o);
-                c.delta_e += step * (below.delta_e - above.delta_e);
-                c.beta_e += step * (below.beta_e - above.beta_e);
+                let s = step(j, zi - depths[j]);
+                c.delta_o += s * (below.delta_o - above.delta_o);
+                c.beta_o += s * (below.beta_o - above.beta_o);
+                c.delta_e += s * (below.delta_e - above.delta_e);
+                c.beta_e += s * (below.beta_e - above.beta_e);
             }
             c
         })
