@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks against the peers, side by side in one run (shared/BENCHMARKS.md shapes).
 # Then the wasm build in headless Chromium, with the wasm/native ratio (goal ≤ 2×).
-# Creates a Python ≥ 3.12 venv with refloxide on first use; without one, the peer column is "-".
+# Creates a Python ≥ 3.12 venv with refloxide (and refnx) on first use; without one, the peer columns are "-".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -14,6 +14,10 @@ if [ ! -x "$venv/bin/python" ]; then
   else
     echo "bench: no Python >= 3.12 with refloxide; peer column skipped"; rm -rf "$venv"
   fi
+fi
+# refnx (its compiled Abeles kernel, on the isotropic analogue of the shape) is a second peer column.
+if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c "import refnx" 2>/dev/null; then
+  "$venv/bin/pip" install -q refnx && echo "bench: refnx installed in $venv" || echo "bench: refnx not installed; its column is skipped"
 fi
 log=$(mktemp); trap 'rm -f "$log"' EXIT
 cargo run --release -q -p scatterlab-benches --bin refl_bench | tee "$log"

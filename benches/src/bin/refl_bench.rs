@@ -1,9 +1,14 @@
 //! Reflectivity benchmark on refloxide's shape (shared/BENCHMARKS.md), N = 1 and 10,000 slabs:
 //! scatterlab CPU f64 (one thread), scatterlab GPU f32 (the adapter at hand), and refloxide's CPU
 //! serial kernel in the same run when Python ≥ 3.12 with `refloxide` is available
-//! (`SCATTERLAB_BENCH_PYTHON=/path/to/python`, default `~/.cache/scatterlab/bench-venv/bin/python`).
-//! Prints a table: median seconds, µs per q·layer step, and the ratio to refloxide; then one JSON
-//! line `{"native_cpu": {"N": seconds}}` for scripts/bench.sh's wasm-vs-native ratio.
+//! (`SCATTERLAB_BENCH_PYTHON=/path/to/python`, default `~/.cache/scatterlab/bench-venv/bin/python`),
+//! and refnx's compiled Abeles kernel (`refnx.reflect.abeles`, threads=1) on the isotropic analogue
+//! of the same stack (`python/refnx_shape.py`: each slab's ordinary δ_o, β_o as SLD = 2πδ/λ², so
+//! refnx's R is our R_s: same N + 2 layers, one polarisation instead of two).
+//! Prints a table: median seconds, µs per q·layer step, the ratio refloxide/ours ("cpu ratio",
+//! "gpu ratio") and refnx/ours-CPU ("vs refnx"; > 1: ours is faster), then a line checking refnx's R
+//! against our R_s, then one JSON line `{"native_cpu": {"N": seconds}}` for scripts/bench.sh's
+//! wasm-vs-native ratio.
 
 use scatterlab_benches::refl_shape::{q_grid, stack, ENERGY_EV};
 use scatterlab_benches::timing::median_seconds;
@@ -11,13 +16,14 @@ use scatterlab_refl::{compute, CurveRequest, Engine};
 
 const SIZES: [usize; 2] = [1, 10_000];
 
-fn refloxide_seconds() -> Option<serde_json::Value> {
+/// Runs `python/<script>` for every size; its JSON `{N: {"seconds": …}}`, or None (said on stderr).
+fn peer_seconds(peer: &str, script: &str) -> Option<serde_json::Value> {
     let default = std::env::var("HOME").map(|h| format!("{h}/.cache/scatterlab/bench-venv/bin/python")).unwrap_or_default();
     let python = std::env::var("SCATTERLAB_BENCH_PYTHON").unwrap_or(default);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/refloxide_shape.py");
+    let script = format!("{}/python/{script}", env!("CARGO_MANIFEST_DIR"));
     let out = std::process::Command::new(&python).arg(script).args(SIZES.map(|n| n.to_string())).output().ok()?;
     if !out.status.success() {
-        eprintln!("refloxide not run: {}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or(""));
+        eprintln!("{peer} not run: {}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or(""));
         return None;
     }
     serde_json::from_slice(&out.stdout).ok()
@@ -29,12 +35,17 @@ fn main() {
         .map_err(|e| eprintln!("GPU column skipped: {e}"))
         .ok()
         .and_then(|ctx| pollster::block_on(scatterlab_refl::gpu::ParrattGpu::new(&ctx)).ok());
-    let peer = refloxide_seconds();
+    let peer = peer_seconds("refloxide", "refloxide_shape.py");
+    let refnx = peer_seconds("refnx", "refnx_shape.py");
+    let mut refnx_checks = Vec::new();
     println!("refloxide shape: {ENERGY_EV} eV, {} q, vacuum | N uniaxial slabs | Si", q.len());
     if let Some(g) = &gpu {
         println!("GPU adapter: {}", g.context().describe());
     }
-    println!("{:>7} | {:>12} {:>10} | {:>12} {:>10} | {:>12} {:>10} | {:>9} {:>9}", "N", "cpu f64 s", "µs/step", "gpu f32 s", "µs/step", "refloxide s", "µs/step", "cpu ratio", "gpu ratio");
+    println!(
+        "{:>7} | {:>12} {:>10} | {:>12} {:>10} | {:>12} {:>10} | {:>9} {:>9} | {:>12} {:>10} | {:>9}",
+        "N", "cpu f64 s", "µs/step", "gpu f32 s", "µs/step", "refloxide s", "µs/step", "cpu ratio", "gpu ratio", "refnx s", "µs/step", "vs refnx"
+    );
     let mut native_cpu = serde_json::Map::new();
     for n in SIZES {
         let s = stack(n);
@@ -44,6 +55,13 @@ fn main() {
         let (cpu_wall, _cpu_cpu) = median_seconds(reps, || {
             std::hint::black_box(pollster::block_on(compute(Engine::Cpu, &requests)).expect("valid shape"));
         });
+        let refnx_n = refnx.as_ref().map(|p| &p[n.to_string()]);
+        let refnx_s = refnx_n.and_then(|p| p["seconds"].as_f64());
+        if let Some(r) = refnx_n.and_then(|p| p["R"].as_array()) {
+            let ours = pollster::block_on(compute(Engine::Cpu, &requests)).expect("valid shape").remove(0).r_s;
+            let worst = r.iter().zip(&ours).map(|(x, y)| (x.as_f64().unwrap_or(f64::NAN) / y - 1.0).abs()).fold(0.0, f64::max);
+            refnx_checks.push(format!("N = {n}: {worst:.1e}"));
+        }
         native_cpu.insert(n.to_string(), cpu_wall.into());
         let gpu_wall = gpu.as_ref().map(|g| {
             median_seconds(reps.min(20), || {
@@ -59,8 +77,9 @@ fn main() {
             (Some(p), Some(s)) => format!("{:.1}x", p / s),
             _ => "-".to_owned(),
         };
+        let vs_refnx = refnx_s.map_or("-".to_owned(), |r| format!("{:.2}x", r / cpu_wall));
         println!(
-            "{n:>7} | {:>12} {:>10} | {:>12} {:>10} | {:>12} {:>10} | {:>9} {:>9}",
+            "{n:>7} | {:>12} {:>10} | {:>12} {:>10} | {:>12} {:>10} | {:>9} {:>9} | {:>12} {:>10} | {:>9}",
             fmt(Some(cpu_wall)),
             fmt_us(Some(cpu_wall)),
             fmt(gpu_wall),
@@ -68,8 +87,14 @@ fn main() {
             fmt(peer_s),
             fmt_us(peer_s),
             ratio(Some(cpu_wall)),
-            ratio(gpu_wall)
+            ratio(gpu_wall),
+            fmt(refnx_s),
+            fmt_us(refnx_s),
+            vs_refnx
         );
+    }
+    if !refnx_checks.is_empty() {
+        println!("refnx (isotropic analogue) R vs our R_s, worst |R_refnx/R_s − 1|: {}", refnx_checks.join(", "));
     }
     println!("{}", serde_json::json!({ "native_cpu": native_cpu }));
 }
