@@ -10,6 +10,7 @@ pub mod cpu;
 pub mod data;
 pub mod dual;
 mod error;
+pub mod general;
 pub mod gpu;
 pub mod grading;
 pub mod materials;

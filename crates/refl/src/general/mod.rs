@@ -1,0 +1,131 @@
+//! The general 4×4 method: layers with a full 3×3 dielectric tensor (biaxial, tilted), including
+//! the cross-polarised reflectances R_sp and R_ps. f64 on the CPU; exact derivatives through the
+//! same generic code ([`crate::dual::Cx`]).
+//!
+//! Method (Berreman 1972; Yeh 1979; mode sorting as Xu et al. 2000 / Passler & Paarmann 2017):
+//! * [`tensor`]: principal δ, β and Euler angles → lab χ = ε − 1 with ε = 1 − 2δ + 2iβ per axis.
+//! * [`terms`]: Berreman's Δ in 2×2 blocks and the cancellation-free differences between layers.
+//! * [`modes`]: per layer and q, the down- and up-going invariant subspaces as graphs
+//!   (E_x, H_x) = Z (H_y, E_y) — closed form when s and p decouple, otherwise from the
+//!   characteristic quartic's pair factors; stable at degenerate (isotropic) modes.
+//! * [`recursion`]: the 2×2 reflection matrix from the substrate up (Riccati/Sylvester
+//!   differences at interfaces, decaying exponentials in layers, Névot–Croce in [`roughness`]).
+//!
+//! For uniaxial layers with the optic axis along z the result equals the Parratt recursion of
+//! [`crate::cpu`] to rounding, roughness included. Conventions: `CONVENTIONS.md`, section
+//! "General (4×4) layers". Transmission is not computed.
+
+mod gradient;
+mod mat2;
+mod modes;
+mod propagate;
+mod quartic;
+mod recursion;
+mod roughness;
+pub mod tensor;
+mod terms;
+
+pub use gradient::{general_gradient, GeneralGradient, GeneralParam};
+pub use recursion::{reflection_matrix, GeneralKernel};
+pub use tensor::{is_decoupled, sincos_deg, TensorLayer};
+pub use terms::ChiLayer;
+
+use num_complex::Complex64 as C64;
+use serde::{Deserialize, Serialize};
+
+use crate::{ReflError, Stack};
+
+/// A stack of tensor layers: index 0 is the fronting medium, the last index the substrate
+/// (both semi-infinite), like [`Stack`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GeneralStack {
+    /// The layers, top (fronting) first.
+    pub layers: Vec<TensorLayer>,
+}
+
+/// Power reflectances per q (the names follow the amplitudes r_ij, i = outgoing, j = incident).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GeneralReflectivity {
+    /// R_ss = |r_ss|²: s reflected from s incident.
+    pub r_ss: Vec<f64>,
+    /// R_pp = |r_pp|²: p reflected from p incident.
+    pub r_pp: Vec<f64>,
+    /// R_sp = |r_sp|²: **s reflected from p incident** (refloxide's `R_sp`).
+    pub r_sp: Vec<f64>,
+    /// R_ps = |r_ps|²: p reflected from s incident.
+    pub r_ps: Vec<f64>,
+}
+
+impl GeneralStack {
+    /// The uniaxial-z stack of the recursion as tensor layers.
+    pub fn from_stack(stack: &Stack) -> Self {
+        Self { layers: stack.layers.iter().map(TensorLayer::from_uniaxial).collect() }
+    }
+
+    /// Checks: at least 2 layers, all numbers finite, thickness and roughness ≥ 0, and a
+    /// fronting medium that does not couple s and p (its s and p modes define the amplitudes).
+    pub fn validate(&self) -> Result<(), ReflError> {
+        if self.layers.len() < 2 {
+            return Err(ReflError::input("stack", format!("needs at least 2 layers (fronting and substrate), got {}", self.layers.len())));
+        }
+        for (j, layer) in self.layers.iter().enumerate() {
+            for (name, value) in layer.fields() {
+                if !value.is_finite() {
+                    return Err(ReflError::input(format!("layer {j} {name}"), format!("not a finite number ({value})")));
+                }
+            }
+            for (name, value) in [("thickness", layer.thickness), ("roughness", layer.roughness)] {
+                if value < 0.0 {
+                    return Err(ReflError::input(format!("layer {j} {name}"), format!("must be ≥ 0 Å, got {value}")));
+                }
+            }
+        }
+        if !is_decoupled(&self.layers[0].chi()) {
+            return Err(ReflError::input(
+                "layer 0 (fronting medium)",
+                "couples s and p (χ_xy, χ_yz ≠ 0): it must be isotropic or have its axes along y and in the plane of incidence",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The layers as χ tensors for the generic kernel (values).
+    pub fn chi_layers(&self) -> Vec<ChiLayer<C64>> {
+        self.layers.iter().map(|l| ChiLayer::new(l.chi(), C64::new(l.thickness, 0.0), C64::new(l.roughness, 0.0))).collect()
+    }
+}
+
+/// Checks the energy (finite, > 0) and every q (finite, 0 < q < 2k0); returns k0.
+pub(crate) fn validate_beam(energy_ev: f64, q: &[f64]) -> Result<f64, ReflError> {
+    if !(energy_ev.is_finite() && energy_ev > 0.0) {
+        return Err(ReflError::input("energy", format!("must be a finite positive number of eV, got {energy_ev}")));
+    }
+    let k0 = scatterlab_core::units::photon_k0(energy_ev);
+    for (i, &qi) in q.iter().enumerate() {
+        if !(qi.is_finite() && qi > 0.0 && qi < 2.0 * k0) {
+            return Err(ReflError::input(
+                format!("q[{i}]"),
+                format!("{qi} Å⁻¹ is outside 0 < q < 2k0 = {:.6} Å⁻¹ at {energy_ev} eV", 2.0 * k0),
+            ));
+        }
+    }
+    Ok(k0)
+}
+
+/// R_ss, R_pp, R_sp, R_ps of a tensor stack at one photon energy (eV) over q (Å⁻¹), f64 on the
+/// calling thread. Inputs are validated first and never modified.
+pub fn general_reflectivity(stack: &GeneralStack, energy_ev: f64, q: &[f64]) -> Result<GeneralReflectivity, ReflError> {
+    stack.validate()?;
+    let k0 = validate_beam(energy_ev, q)?;
+    let kernel = GeneralKernel::new(&stack.chi_layers(), C64::new(k0, 0.0));
+    let n = q.len();
+    let mut out = GeneralReflectivity { r_ss: vec![0.0; n], r_pp: vec![0.0; n], r_sp: vec![0.0; n], r_ps: vec![0.0; n] };
+    for (i, &qi) in q.iter().enumerate() {
+        let r = recursion::reflectances(&kernel.point(qi));
+        out.r_ss[i] = r[0][0];
+        out.r_sp[i] = r[0][1];
+        out.r_ps[i] = r[1][0];
+        out.r_pp[i] = r[1][1];
+    }
+    Ok(out)
+}
