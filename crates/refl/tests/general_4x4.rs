@@ -34,7 +34,7 @@ fn compare_uniaxial(stack: &Stack, energy: f64, q: &[f64], label: &str) -> (f64,
     let mut worst = (0.0f64, String::new());
     for (pol, a, b) in [("ss", &got.r_ss, &want.r_s), ("pp", &got.r_pp, &want.r_p)] {
         let (rel, i) = common::max_rel(a, b);
-        if !(rel <= worst.0) {
+        if rel > worst.0 || rel.is_nan() {
             worst = (rel, format!("{label} R_{pol} q[{i}]={} ({} vs {})", q[i], a[i], b[i]));
         }
     }
@@ -53,7 +53,7 @@ fn uniaxial_z_fixture_cases_equal_the_recursion() {
     for case in cases {
         let input = case.input.unwrap();
         let w = compare_uniaxial(&input.stack().unwrap(), input.energy_ev, &input.q, &case.id);
-        if !(w.0 <= worst.0) {
+        if w.0 > worst.0 || w.0.is_nan() {
             worst = w;
         }
     }
@@ -84,7 +84,7 @@ fn random_uniaxial_and_isotropic_stacks_equal_the_recursion() {
         let k0 = scatterlab_core::units::photon_k0(energy);
         let q: Vec<f64> = (1..120).map(|i| i as f64 / 120.0 * 1.98 * k0).collect();
         let w = compare_uniaxial(&stack, energy, &q, &format!("random stack {k}"));
-        if !(w.0 <= worst.0) {
+        if w.0 > worst.0 || w.0.is_nan() {
             worst = w;
         }
     }
@@ -98,7 +98,7 @@ pub(crate) fn max_dev(a: &GeneralReflectivity, b: &GeneralReflectivity, floor: f
     for (name, x, y) in [("ss", &a.r_ss, &b.r_ss), ("pp", &a.r_pp, &b.r_pp), ("sp", &a.r_sp, &b.r_sp), ("ps", &a.r_ps, &b.r_ps)] {
         for (i, (u, v)) in x.iter().zip(y.iter()).enumerate() {
             let d = (u - v).abs() / v.abs().max(floor);
-            if !(d <= worst.0) {
+            if d > worst.0 || d.is_nan() {
                 worst = (d, format!("R_{name}[{i}] {u:e} vs {v:e}"));
             }
         }

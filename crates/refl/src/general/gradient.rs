@@ -117,8 +117,7 @@ pub fn general_gradient(stack: &GeneralStack, energy_ev: f64, q: &[f64], params:
         let k0_jet = seeded(k0, k0 / energy_ev, block, GeneralParam::Energy);
         let kernel = GeneralKernel::new(&layers_for(stack, block), k0_jet);
         let mut rows = vec![[vec![0.0; q.len()], vec![0.0; q.len()], vec![0.0; q.len()], vec![0.0; q.len()]]; block.len()];
-        for (i, &qi) in q.iter().enumerate() {
-            let r = kernel.point(qi);
+        kernel.curve(q, |i, r| {
             // [[ss, sp], [ps, pp]] → rows in the order ss, pp, sp, ps.
             let rr = [r[0][0].norm_sqr(), r[1][1].norm_sqr(), r[0][1].norm_sqr(), r[1][0].norm_sqr()];
             for (slot, row) in rows.iter_mut().enumerate() {
@@ -126,7 +125,7 @@ pub fn general_gradient(stack: &GeneralStack, energy_ev: f64, q: &[f64], params:
                     row[c][i] = rr[c].d[slot].re;
                 }
             }
-        }
+        });
         for [ss, pp, sp, ps] in rows {
             out.d_ss.push(ss);
             out.d_pp.push(pp);

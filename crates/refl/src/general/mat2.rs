@@ -72,6 +72,12 @@ pub(crate) fn inv<T: Cx>(a: &M2<T>) -> M2<T> {
     scale(&adj(a), det(a).recip())
 }
 
+/// |re| + |im|: a magnitude within √2 of |z| without hypot (comparisons and scales only).
+#[inline]
+pub(crate) fn mag(z: num_complex::Complex64) -> f64 {
+    z.re.abs() + z.im.abs()
+}
+
 /// Values of the entries (derivatives dropped).
 #[cfg(test)]
 pub(crate) fn values<T: Cx>(a: &M2<T>) -> M2<num_complex::Complex64> {

@@ -120,12 +120,12 @@ pub fn general_reflectivity(stack: &GeneralStack, energy_ev: f64, q: &[f64]) -> 
     let kernel = GeneralKernel::new(&stack.chi_layers(), C64::new(k0, 0.0));
     let n = q.len();
     let mut out = GeneralReflectivity { r_ss: vec![0.0; n], r_pp: vec![0.0; n], r_sp: vec![0.0; n], r_ps: vec![0.0; n] };
-    for (i, &qi) in q.iter().enumerate() {
-        let r = recursion::reflectances(&kernel.point(qi));
+    kernel.curve(q, |i, m| {
+        let r = recursion::reflectances(&m);
         out.r_ss[i] = r[0][0];
         out.r_sp[i] = r[0][1];
         out.r_ps[i] = r[1][0];
         out.r_pp[i] = r[1][1];
-    }
+    });
     Ok(out)
 }

@@ -17,12 +17,14 @@ use num_complex::Complex64 as C64;
 
 use super::mat2::{self, M2};
 use super::quartic::{self, Pair};
+use super::roughness::Side;
 use super::terms::LayerTerms;
 use crate::dual::Cx;
 
-/// The q-dependent scalars shared by all layers: ζ = k_x/k0, ζ², Q̂² = (q/2k0)².
+/// The q-dependent scalars shared by all layers: q, ζ = k_x/k0, ζ², Q̂² = (q/2k0)².
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Point<T> {
+    pub q: f64,
     pub zeta: T,
     pub zeta2: T,
     pub qh2: T,
@@ -41,6 +43,35 @@ pub(crate) struct Modes<T> {
     pub om_dn: M2<T>,
     pub om_up: M2<T>,
     pub decoupled: bool,
+    /// The roughness eigen-data of (Λ_dn, Λ_up), filled on first use (each layer meets two
+    /// interfaces).
+    pub sides: Option<[Side<T>; 2]>,
+}
+
+/// The value pair factors (down, up) of a layer at the last two q of a curve: Newton starts at
+/// their linear extrapolation to the next q.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Seed {
+    last: Option<(f64, Pair<C64>, Pair<C64>)>,
+    before: Option<(f64, Pair<C64>, Pair<C64>)>,
+}
+
+impl Seed {
+    fn predict(&self, q: f64) -> Option<(Pair<C64>, Pair<C64>)> {
+        let (q1, d1, u1) = self.last?;
+        let Some((q0, d0, u0)) = self.before else { return Some((d1, u1)) };
+        let t = (q - q1) / (q1 - q0);
+        if !t.is_finite() || t.abs() > 4.0 {
+            return Some((d1, u1));
+        }
+        let lin = |a: Pair<C64>, b: Pair<C64>| Pair { s: b.s + (b.s - a.s) * t, p: b.p + (b.p - a.p) * t };
+        Some((lin(d0, d1), lin(u0, u1)))
+    }
+
+    fn push(&mut self, q: f64, dn: Pair<C64>, up: Pair<C64>) {
+        self.before = self.last;
+        self.last = Some((q, dn, up));
+    }
 }
 
 /// The Δ blocks A, C, D (B = diag(κ_x, −1)).
@@ -65,14 +96,14 @@ fn b_right<T: Cx>(m: &M2<T>, kx: T) -> M2<T> {
     [[m[0][0] * kx, -m[0][1]], [m[1][0] * kx, -m[1][1]]]
 }
 
-/// The modes of a layer at one point.
-pub(crate) fn modes<T: Cx>(l: &LayerTerms<T>, pt: &Point<T>) -> Modes<T> {
+/// The modes of a layer at one point; `seed` carries the pair factors along a curve.
+pub(crate) fn modes<T: Cx>(l: &LayerTerms<T>, pt: &Point<T>, seed: &mut Seed) -> Modes<T> {
     let g = l.chi_yy + pt.qh2;
     let h = l.chi_zz + pt.qh2;
     if l.decoupled {
         decoupled(l, pt, g, h)
     } else {
-        coupled(l, pt, g, h)
+        coupled(l, pt, g, h, seed)
     }
 }
 
@@ -100,6 +131,7 @@ fn decoupled<T: Cx>(l: &LayerTerms<T>, pt: &Point<T>, g: T, h: T) -> Modes<T> {
         om_dn: mat2::diag(np_up, z - ns),
         om_up: mat2::diag(np_dn, ns),
         decoupled: true,
+        sides: None,
     }
 }
 
@@ -123,14 +155,24 @@ fn graph<T: Cx>(a: &M2<T>, kx: T, c: &M2<T>, d: &M2<T>, other: &Pair<T>) -> M2<T
     mat2::mul(&n_yx, &mat2::inv(&n_xx))
 }
 
-fn coupled<T: Cx>(l: &LayerTerms<T>, pt: &Point<T>, g: T, h: T) -> Modes<T> {
+fn coupled<T: Cx>(l: &LayerTerms<T>, pt: &Point<T>, g: T, h: T, seed: &mut Seed) -> Modes<T> {
     let (a, c, d) = blocks(l, pt, g, h);
     let coeffs = quartic(l, pt, g, h);
     let cv = coeffs.map(|x| x.value());
-    let roots = quartic::roots(&cv);
-    let order = sort_down_up(&roots, l, pt.zeta.value(), g.value(), h.value());
-    let pair = |i: usize, j: usize| Pair { s: roots[i] + roots[j], p: roots[i] * roots[j] };
-    let (dn, up) = quartic::refine(&cv, pair(order[0], order[1]), pair(order[2], order[3]), 6);
+    // From the previous q's factors when Newton converges fast and the pairs still decay the
+    // right ways; otherwise from the roots (Ferrari) and the Poynting sorting.
+    let continued = seed.predict(pt.q).and_then(|(dn, up)| {
+        let (dn, up, converged) = quartic::refine(&cv, dn, up, 4);
+        (converged && clearly_sorted(&dn, &up)).then_some((dn, up))
+    });
+    let (dn, up) = continued.unwrap_or_else(|| {
+        let roots = quartic::roots(&cv);
+        let order = sort_down_up(&roots, l, pt.zeta.value(), g.value(), h.value());
+        let pair = |i: usize, j: usize| Pair { s: roots[i] + roots[j], p: roots[i] * roots[j] };
+        let (dn, up, _) = quartic::refine(&cv, pair(order[0], order[1]), pair(order[2], order[3]), 6);
+        (dn, up)
+    });
+    seed.push(pt.q, dn, up);
     let lift = |p: Pair<C64>| Pair { s: T::constant(p.s), p: T::constant(p.p) };
     let (dn, up) = quartic::newton_step(&coeffs, lift(dn), lift(up));
     let z_dn = graph(&a, l.kappa_x, &c, &d, &up);
@@ -144,13 +186,26 @@ fn coupled<T: Cx>(l: &LayerTerms<T>, pt: &Point<T>, g: T, h: T) -> Modes<T> {
         om_dn: mat2::sub(&d, &b_right(&z_dn, l.kappa_x)),
         om_up: mat2::sub(&d, &b_right(&z_up, l.kappa_x)),
         decoupled: false,
+        sides: None,
     }
+}
+
+/// Both down roots decay downwards and both up roots upwards by more than the sorting tolerance.
+fn clearly_sorted(dn: &Pair<C64>, up: &Pair<C64>) -> bool {
+    let roots = |p: &Pair<C64>| {
+        let r = crate::cpu::decaying_root(p.s * p.s * 0.25 - p.p);
+        (p.s * 0.5 + r, p.s * 0.5 - r)
+    };
+    let ((d1, d2), (u1, u2)) = (roots(dn), roots(up));
+    let scale = [d1, d2, u1, u2].iter().map(|&r| mat2::mag(r)).fold(0.0, f64::max);
+    let tol = 1e-7 * scale;
+    d1.im > tol && d2.im > tol && u1.im < -tol && u2.im < -tol
 }
 
 /// Indices of the roots, the two down-going first. A root with |Im ν| above a small tolerance
 /// decays one way; a propagating root goes the way its Poynting flux S_z points.
 fn sort_down_up<T>(roots: &[C64; 4], l: &LayerTerms<T>, zeta: C64, g: C64, h: C64) -> [usize; 4] {
-    let scale = roots.iter().map(|r| r.norm()).fold(0.0, f64::max);
+    let scale = roots.iter().map(|&r| mat2::mag(r)).fold(0.0, f64::max);
     let tol = 1e-7 * scale + 1e-300;
     let score = roots.map(|r| {
         if r.im.abs() > tol {

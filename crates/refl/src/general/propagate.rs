@@ -34,20 +34,28 @@ pub(crate) fn expm<T: Cx>(lam: &M2<T>, s: T) -> M2<T> {
     let w = half * half + lam[0][1] * lam[1][0];
     let u = s * s * w;
     let shifted = mat2::add_identity(lam, T::real(0.0) - m);
-    if u.value().norm() < 1.0 {
-        // cosh(√u) = Σ uⁿ/(2n)!, sinh(√u)/√u = Σ uⁿ/(2n+1)!; 11 terms reach 1e-19 for |u| < 1.
+    if C64::norm_sqr(&u.value()) < 1.0 {
+        // cosh(√u) = Σ uⁿ/(2n)!, sinh(√u)/√u = Σ uⁿ/(2n+1)!, summed until the terms drop below
+        // 1e-17 (at most 11 terms for |u| < 1; thin layers need two or three).
         let (mut ch, mut sh) = (T::real(1.0), T::real(1.0));
-        for n in (1..=11).rev() {
+        let (mut tc, mut ts) = (T::real(1.0), T::real(1.0));
+        for n in 1..=11 {
             let k = n as f64;
-            ch = ch * u / ((2.0 * k) * (2.0 * k - 1.0)) + 1.0;
-            sh = sh * u / ((2.0 * k + 1.0) * (2.0 * k)) + 1.0;
+            tc = tc * u / ((2.0 * k) * (2.0 * k - 1.0));
+            ts = ts * u / ((2.0 * k + 1.0) * (2.0 * k));
+            ch = ch + tc;
+            sh = sh + ts;
+            if super::mat2::mag(tc.value()) < 1e-17 {
+                break;
+            }
         }
         let e = (s * m).exp();
         let diag = ch * e;
         let off = sh * s * e;
         mat2::add_identity(&mat2::scale(&shifted, off), diag)
     } else {
-        let r = w.sqrt();
+        // Either square root will do: the formula is even in r.
+        let r = w.sqrt_decaying();
         let (e1, e2) = ((s * (m + r)).exp(), (s * (m - r)).exp());
         // [e1 (Λ − λ2) − e2 (Λ − λ1)] / (λ1 − λ2), Λ − λ_{1,2} = (Λ − m) ∓ r.
         let sum = (e1 + e2) * 0.5;

@@ -12,6 +12,8 @@
 
 use num_complex::Complex64 as C64;
 
+use super::mat2::mag;
+use crate::cpu::decaying_root as csqrt;
 use crate::dual::Cx;
 
 /// Monic quartic ν⁴ + c[0] ν³ + c[1] ν² + c[2] ν + c[3].
@@ -58,36 +60,30 @@ pub(crate) fn newton_step<T: Cx>(c: &Quartic<T>, a: Pair<T>, b: Pair<T>) -> (Pai
     (correct(c, a, b), correct(c, b, a))
 }
 
-/// Refines a value factorisation: Newton steps while they improve (at most `max_steps`).
-pub(crate) fn refine(c: &Quartic<C64>, mut a: Pair<C64>, mut b: Pair<C64>, max_steps: usize) -> (Pair<C64>, Pair<C64>) {
+/// Refines a value factorisation by Newton steps until the change is below 1e-6 of the scale
+/// (at most `max_steps`): the error is then ~1e-12 and the caller's final step (in T), quadratic,
+/// lands at full precision.
+pub(crate) fn refine(c: &Quartic<C64>, mut a: Pair<C64>, mut b: Pair<C64>, max_steps: usize) -> (Pair<C64>, Pair<C64>, bool) {
     for _ in 0..max_steps {
         let (na, nb) = newton_step(c, a, b);
         let ok = [na.s, na.p, nb.s, nb.p].iter().all(|z| z.re.is_finite() && z.im.is_finite());
         if !ok {
-            break;
+            return (a, b, false);
         }
-        let change = (na.s - a.s).norm() + (nb.s - b.s).norm();
-        let scale = a.s.norm() + b.s.norm() + (a.p.norm() + b.p.norm()).sqrt();
+        let change = mag(na.s - a.s) + mag(nb.s - b.s);
+        let scale = mag(a.s) + mag(b.s) + (mag(a.p) + mag(b.p)).sqrt();
         (a, b) = (na, nb);
-        if change <= 1e-15 * scale {
-            break;
+        if change <= 1e-6 * scale {
+            return (a, b, true);
         }
     }
-    (a, b)
-}
-
-/// f(x) and f′(x).
-#[inline]
-fn eval(c: &Quartic<C64>, x: C64) -> (C64, C64) {
-    let f = (((x + c[0]) * x + c[1]) * x + c[2]) * x + c[3];
-    let df = ((4.0 * x + 3.0 * c[0]) * x + 2.0 * c[1]) * x + c[2];
-    (f, df)
+    (a, b, false)
 }
 
 /// The principal cube root.
 #[inline]
 fn cbrt(z: C64) -> C64 {
-    if z.norm() == 0.0 {
+    if mag(z) == 0.0 {
         z
     } else {
         C64::from_polar(z.norm().cbrt(), z.arg() / 3.0)
@@ -98,17 +94,17 @@ fn cbrt(z: C64) -> C64 {
 fn resolvent_root(a: C64, b: C64, d: C64) -> C64 {
     let p = b - a * a / 3.0;
     let q = 2.0 * a * a * a / 27.0 - a * b / 3.0 + d;
-    let disc = (q * q / 4.0 + p * p * p / 27.0).sqrt();
+    let disc = csqrt(q * q / 4.0 + p * p * p / 27.0);
     let (u1, u2) = (-q / 2.0 + disc, -q / 2.0 - disc);
-    let u = cbrt(if u1.norm() >= u2.norm() { u1 } else { u2 });
+    let u = cbrt(if C64::norm_sqr(&u1) >= C64::norm_sqr(&u2) { u1 } else { u2 });
     let omega = C64::new(-0.5, 0.75f64.sqrt());
     let mut best = -a / 3.0;
     let mut w = C64::new(1.0, 0.0);
     for _ in 0..3 {
         let uk = u * w;
-        let t = if uk.norm() > 0.0 { uk - p / (3.0 * uk) } else { C64::new(0.0, 0.0) };
+        let t = if mag(uk) > 0.0 { uk - p / (3.0 * uk) } else { C64::new(0.0, 0.0) };
         let m = t - a / 3.0;
-        if m.norm() > best.norm() {
+        if C64::norm_sqr(&m) > C64::norm_sqr(&best) {
             best = m;
         }
         w *= omega;
@@ -116,41 +112,29 @@ fn resolvent_root(a: C64, b: C64, d: C64) -> C64 {
     best
 }
 
-/// The four roots of a monic quartic (Ferrari, then Newton-polished).
+/// The four roots of a monic quartic (Ferrari). They only seed the sorting and the pair factors,
+/// which [`refine`] and [`newton_step`] bring to full precision (no per-root polishing, which
+/// misbehaves at double roots).
 pub(crate) fn roots(c: &Quartic<C64>) -> [C64; 4] {
     let a = c[0];
     let a2 = a * a;
     let p = c[1] - 0.375 * a2;
     let q = c[2] - 0.5 * a * c[1] + 0.125 * a2 * a;
     let r = c[3] - 0.25 * a * c[2] + a2 * c[1] / 16.0 - 3.0 * a2 * a2 / 256.0;
-    let scale = p.norm() + r.norm().sqrt() + q.norm().powf(1.0 / 3.0);
-    let ys = if q.norm() <= 1e-14 * scale * scale * scale {
-        let disc = (p * p - 4.0 * r).sqrt();
-        let (y1, y2) = (((-p + disc) * 0.5).sqrt(), ((-p - disc) * 0.5).sqrt());
+    let scale = mag(p) + mag(r).sqrt() + mag(q).cbrt();
+    let ys = if mag(q) <= 1e-14 * scale * scale * scale {
+        let disc = csqrt(p * p - 4.0 * r);
+        let (y1, y2) = (csqrt((-p + disc) * 0.5), csqrt((-p - disc) * 0.5));
         [y1, -y1, y2, -y2]
     } else {
         let m = resolvent_root(p, p * p / 4.0 - r, -q * q / 8.0);
-        let s = (2.0 * m).sqrt();
+        let s = csqrt(2.0 * m);
         let t = q / s;
-        let d1 = (-2.0 * p - 2.0 * m - 2.0 * t).sqrt();
-        let d2 = (-2.0 * p - 2.0 * m + 2.0 * t).sqrt();
+        let d1 = csqrt(-2.0 * p - 2.0 * m - 2.0 * t);
+        let d2 = csqrt(-2.0 * p - 2.0 * m + 2.0 * t);
         [(s + d1) * 0.5, (s - d1) * 0.5, (-s + d2) * 0.5, (-s - d2) * 0.5]
     };
-    ys.map(|y| {
-        let mut x = y - 0.25 * a;
-        for _ in 0..3 {
-            let (f, df) = eval(c, x);
-            if df.norm() == 0.0 {
-                break;
-            }
-            let nx = x - f / df;
-            if !(nx.re.is_finite() && nx.im.is_finite()) || eval(c, nx).0.norm() >= f.norm() {
-                break;
-            }
-            x = nx;
-        }
-        x
-    })
+    ys.map(|y| y - 0.25 * a)
 }
 
 #[cfg(test)]
@@ -162,7 +146,8 @@ mod tests {
         let mut c = [C64::new(1.0, 0.0), C64::new(0.0, 0.0), C64::new(0.0, 0.0), C64::new(0.0, 0.0), C64::new(0.0, 0.0)];
         for (k, &ri) in r.iter().enumerate() {
             for j in (1..=k + 1).rev() {
-                c[j] = c[j] - ri * c[j - 1];
+                let prev = c[j - 1];
+                c[j] -= ri * prev;
             }
         }
         [c[1], c[2], c[3], c[4]]
@@ -180,7 +165,8 @@ mod tests {
         // Start the factorisation off by 1e-4 and refine: exact sum and product of each pair.
         let a = Pair { s: want[0] + want[1] + 1e-4, p: want[0] * want[1] };
         let b = Pair { s: want[2] + want[3], p: want[2] * want[3] - 1e-6 };
-        let (a, b) = refine(&c, a, b, 8);
+        let (a, b, _) = refine(&c, a, b, 8);
+        let (a, b) = newton_step(&c, a, b);
         let close = |x: C64, y: C64| (x - y).norm() <= 1e-14 * y.norm();
         assert!(close(a.s, want[0] + want[1]) && close(a.p, want[0] * want[1]), "{a:?}");
         assert!(close(b.s, want[2] + want[3]) && close(b.p, want[2] * want[3]), "{b:?}");
@@ -192,7 +178,8 @@ mod tests {
         let c = from_roots([k, k, -k, -k]);
         let got = roots(&c);
         assert!(got.iter().all(|g| (g * g - k * k).norm() < 1e-9), "{got:?}");
-        let (a, b) = refine(&c, Pair { s: 2.0 * k * 1.001, p: k * k }, Pair { s: -2.0 * k, p: k * k * 0.999 }, 12);
+        let (a, b, _) = refine(&c, Pair { s: 2.0 * k * 1.001, p: k * k }, Pair { s: -2.0 * k, p: k * k * 0.999 }, 12);
+        let (a, b) = newton_step(&c, a, b);
         let close = |x: C64, y: C64| (x - y).norm() <= 1e-14 * y.norm();
         assert!(close(a.s, 2.0 * k) && close(a.p, k * k), "{a:?}");
         assert!(close(b.s, -2.0 * k) && close(b.p, k * k), "{b:?}");

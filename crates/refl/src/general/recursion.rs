@@ -15,7 +15,7 @@
 use num_complex::Complex64 as C64;
 
 use super::mat2::{self, M2};
-use super::modes::{modes, Modes, Point};
+use super::modes::{modes, Modes, Point, Seed};
 use super::propagate::through_layer;
 use super::roughness::roughen;
 use super::terms::{ChiLayer, InterfaceTerms, LayerTerms};
@@ -46,29 +46,44 @@ impl<T: Cx> GeneralKernel<T> {
     /// (r_sp: s reflected from p incident). Amplitudes refer to E along ŝ = ŷ and p̂ = ŷ × k̂ of
     /// the fronting medium (in a vacuum fronting: unit |E|; in general the p amplitude is H_y).
     pub fn point(&self, q: f64) -> [[T; 2]; 2] {
+        let mut seeds = vec![Seed::default(); self.layers.len()];
+        self.point_seeded(q, &mut seeds)
+    }
+
+    /// [`Self::point`] at every q of a curve, in order; `out(i, r)` receives the matrix at q[i].
+    /// Each coupled layer's characteristic quartic is solved by Newton steps from the previous
+    /// q's factors (checked; the closed-form roots otherwise). Allocates once per curve.
+    pub fn curve(&self, q: &[f64], mut out: impl FnMut(usize, [[T; 2]; 2])) {
+        let mut seeds = vec![Seed::default(); self.layers.len()];
+        for (i, &qi) in q.iter().enumerate() {
+            out(i, self.point_seeded(qi, &mut seeds));
+        }
+    }
+
+    fn point_seeded(&self, q: f64, seeds: &mut [Seed]) -> [[T; 2]; 2] {
         let qh = self.inv_k0 * (0.5 * q);
         let zeta2 = (T::real(1.0) - qh) * (qh + 1.0);
-        let pt = Point { zeta: zeta2.sqrt(), zeta2, qh2: qh * qh };
+        let pt = Point { q, zeta: zeta2.sqrt_decaying(), zeta2, qh2: qh * qh };
         let n = self.layers.len();
         if n < 2 {
             let nan = T::real(f64::NAN);
             return [[nan; 2]; 2];
         }
-        let mut below = modes(&self.layers[n - 1], &pt);
+        let mut below = modes(&self.layers[n - 1], &pt, &mut seeds[n - 1]);
         let mut g = mat2::zero::<T>();
         for b in (1..n).rev() {
-            let above = modes(&self.layers[b - 1], &pt);
+            let mut above = modes(&self.layers[b - 1], &pt, &mut seeds[b - 1]);
             if b < n - 1 {
                 g = through_layer(&g, &below, self.layers[b].thickness * self.k0);
             }
-            g = self.interface(&above, &below, b, &pt, &g);
+            g = self.interface(&mut above, &mut below, b, &pt, &g);
             below = above;
         }
         [[g[1][1], g[1][0]], [g[0][1], g[0][0]]]
     }
 
     /// G above the interface between layers b−1 and b, from G at the top of layer b.
-    fn interface(&self, a: &Modes<T>, b: &Modes<T>, index: usize, pt: &Point<T>, g: &M2<T>) -> M2<T> {
+    fn interface(&self, a: &mut Modes<T>, b: &mut Modes<T>, index: usize, pt: &Point<T>, g: &M2<T>) -> M2<T> {
         let it = &self.interfaces[index - 1];
         let z = T::real(0.0);
         let zeta = pt.zeta;
@@ -83,15 +98,21 @@ impl<T: Cx> GeneralKernel<T> {
         };
         let dz_dn = sylvester(&a.om_dn, &b.lam_dn, &rhs(&a.z_dn, &b.z_dn));
         let dz_up = sylvester(&a.om_up, &b.lam_up, &rhs(&a.z_up, &b.z_up));
+        let lb = &self.layers[index];
+        if !lb.rough {
+            // W⁻¹X (W⁻¹Y)⁻¹ = W⁻¹ X Y⁻¹ W with X = δZ_dn + (Z_b,up − Z_a,dn) G,
+            // Y = (Z_a,up − Z_b,dn) − δZ_up G: two products fewer than forming K.
+            let x = mat2::add(&dz_dn, &mat2::mul(&mat2::sub(&b.z_up, &a.z_dn), g));
+            let y = mat2::sub(&mat2::sub(&a.z_up, &b.z_dn), &mat2::mul(&dz_up, g));
+            let w = mat2::sub(&a.z_up, &a.z_dn);
+            return mat2::mul(&mat2::mul(&a.w_inv, &mat2::mul(&x, &mat2::inv(&y))), &w);
+        }
         let w = &a.w_inv;
         let mut k = [
             [mat2::mul(w, &mat2::sub(&a.z_up, &b.z_dn)), mat2::scale(&mat2::mul(w, &dz_up), T::real(-1.0))],
             [mat2::mul(w, &dz_dn), mat2::mul(w, &mat2::sub(&b.z_up, &a.z_dn))],
         ];
-        let lb = &self.layers[index];
-        if lb.rough {
-            roughen(&mut k, a, b, lb.sigma2 * self.k0 * self.k0);
-        }
+        roughen(&mut k, a, b, lb.sigma2 * self.k0 * self.k0);
         let num = mat2::add(&k[1][0], &mat2::mul(&k[1][1], g));
         let den = mat2::add(&k[0][0], &mat2::mul(&k[0][1], g));
         mat2::mul(&num, &mat2::inv(&den))

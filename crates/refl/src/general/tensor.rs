@@ -151,9 +151,9 @@ mod tests {
     fn isotropic_and_axis_aligned_tensors_are_exact() {
         let iso = TensorLayer { euler_deg: [33.0, 47.0, 12.0], ..TensorLayer::isotropic(1.0, 0.0, 2e-3, 1e-4) };
         let chi = iso.chi();
-        for i in 0..3 {
-            for j in 0..3 {
-                assert_eq!(chi[i][j], if i == j { C64::new(-4e-3, 2e-4) } else { C64::new(0.0, 0.0) });
+        for (i, row) in chi.iter().enumerate() {
+            for (j, x) in row.iter().enumerate() {
+                assert_eq!(*x, if i == j { C64::new(-4e-3, 2e-4) } else { C64::new(0.0, 0.0) });
             }
         }
         // Optic axis in the plane of incidence (φ = 90°): exactly decoupled.

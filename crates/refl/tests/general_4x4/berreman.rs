@@ -4,6 +4,7 @@
 //! pivoting, modes sorted by Im k_z or Poynting flux and labelled p-like/s-like by
 //! |E_x|²/(|E_x|² + |E_y|²), and a plain product of 4×4 transfer matrices. No code is shared with
 //! the library (rotation, Δ, eigen-solve, recursion are all written again here).
+#![allow(clippy::needless_range_loop)] // textbook index loops over 4×4 matrices, on purpose
 
 use num_complex::Complex64 as C64;
 use scatterlab_refl::general::{GeneralReflectivity, GeneralStack, TensorLayer};

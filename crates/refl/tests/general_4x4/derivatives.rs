@@ -63,7 +63,7 @@ fn worst_deviation(base: &GeneralStack, energy: f64, params: &[GeneralParam]) ->
             }
             for (i, (j, f)) in jet.iter().zip(&fd).enumerate() {
                 let rel = (j - f).abs() / scale;
-                if !(rel <= worst.0) {
+                if rel > worst.0 || rel.is_nan() {
                     worst = (rel, format!("{p:?} R_{name} q[{i}]: jet {j:e} vs fd {f:e}"));
                 }
             }

@@ -33,7 +33,7 @@ fn coupled_path_on_uncoupled_and_degenerate_layers_equals_the_recursion() {
             let r = kernel.point(qi);
             let (ss, pp) = (r[0][0].norm_sqr(), r[1][1].norm_sqr());
             worst = worst.max((ss - want.r_s[i]).abs() / want.r_s[i]).max((pp - want.r_p[i]).abs() / want.r_p[i]);
-            assert!(r[0][1].norm_sqr() <= 1e-20 && r[1][0].norm_sqr() <= 1e-20);
+            assert!(r[0][1].norm_sqr() <= 1e-20 && r[1][0].norm_sqr() <= 1e-20, "stack {k} q[{i}]: {r:?} {stack:?}");
         }
     }
     eprintln!("forced coupled path vs recursion: worst relative {worst:.3e}");
@@ -143,6 +143,52 @@ fn total_reflection_conserves_energy() {
     }
     eprintln!("total reflection: worst |R_ss + R_ps − 1|, |R_pp + R_sp − 1| = {worst:.2e}");
     assert!(worst <= 1e-12, "{worst:e}");
+}
+
+/// general_reflectivity walks a curve, starting each layer's quartic from the previous q's
+/// factors; on a shuffled grid with jumps (and lossless layers that need the Poynting sorting)
+/// it must equal the stateless per-point kernel.
+#[test]
+fn curve_continuation_equals_independent_points() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed() ^ 0xc0c0);
+    for k in 0..6 {
+        let energy = rng.gen_range(250.0..320.0);
+        let mut stack = random_tilted_stack(&mut rng, true);
+        if k % 2 == 1 {
+            stack.layers[1].beta = [0.0; 3];
+        }
+        let mut q: Vec<f64> = (1..150).map(|i| i as f64 / 150.0 * 1.98 * k0(energy)).collect();
+        for i in (1..q.len()).rev() {
+            q.swap(i, rng.gen_range(0..=i));
+        }
+        let got = general_reflectivity(&stack, energy, &q).unwrap();
+        let kernel = GeneralKernel::new(&stack.chi_layers(), C64::new(k0(energy), 0.0));
+        for (i, &qi) in q.iter().enumerate() {
+            let r = kernel.point(qi);
+            let want = [r[0][0].norm_sqr(), r[1][1].norm_sqr(), r[0][1].norm_sqr(), r[1][0].norm_sqr()];
+            let have = [got.r_ss[i], got.r_pp[i], got.r_sp[i], got.r_ps[i]];
+            for (a, b) in have.iter().zip(want) {
+                assert!((a - b).abs() <= 1e-11 * b.max(1e-10), "stack {k} q={qi}: {a:e} vs {b:e}");
+            }
+        }
+    }
+}
+
+/// Cutting a tilted biaxial film into 40 identical slabs (no roughness) changes nothing: the
+/// interface differences are exactly zero and the propagators compose.
+#[test]
+fn slicing_a_tilted_film_changes_nothing() {
+    let film = TensorLayer { thickness: 200.0, roughness: 0.0, delta: [1.2e-3, 2.6e-3, 3.1e-3], beta: [2e-4, 5e-4, 9e-4], euler_deg: [35.0, 62.0, 118.0] };
+    let (top, sub) = (TensorLayer::isotropic(0.0, 0.0, 0.0, 0.0), TensorLayer::isotropic(0.0, 2.0, 1.7e-3, 2.4e-4));
+    let q: Vec<f64> = (1..120).map(|i| i as f64 / 120.0 * 1.95 * k0(280.0)).collect();
+    let whole = general_reflectivity(&GeneralStack { layers: vec![top, film, sub] }, 280.0, &q).unwrap();
+    let mut layers = vec![top];
+    layers.extend(std::iter::repeat_n(TensorLayer { thickness: 5.0, ..film }, 40));
+    layers.push(sub);
+    let sliced = general_reflectivity(&GeneralStack { layers }, 280.0, &q).unwrap();
+    let dev = max_dev(&sliced, &whole, 1e-12).0;
+    eprintln!("40 slices vs one film: {dev:.2e}");
+    assert!(dev <= 1e-10, "{dev:e}");
 }
 
 fn object(result: Result<impl std::fmt::Debug, ReflError>) -> String {
