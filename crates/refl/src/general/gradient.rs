@@ -29,7 +29,7 @@ pub enum GeneralParam {
     Energy,
 }
 
-/// Reflectances and their derivatives: `d_ss[k][i]` = ∂R_ss(q_i)/∂params[k], likewise for the rest.
+/// Reflectances and their derivatives: `d_ss[k][i]` = ∂R_ss(q_i)/∂`params[k]`, likewise for the rest.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GeneralGradient {
     /// The reflectances themselves.

@@ -4,12 +4,12 @@
 //!
 //! Method (Berreman 1972; Yeh 1979; mode sorting as Xu et al. 2000 / Passler & Paarmann 2017):
 //! * [`tensor`]: principal δ, β and Euler angles → lab χ = ε − 1 with ε = 1 − 2δ + 2iβ per axis.
-//! * [`terms`]: Berreman's Δ in 2×2 blocks and the cancellation-free differences between layers.
-//! * [`modes`]: per layer and q, the down- and up-going invariant subspaces as graphs
+//! * `terms`: Berreman's Δ in 2×2 blocks and the cancellation-free differences between layers.
+//! * `modes`: per layer and q, the down- and up-going invariant subspaces as graphs
 //!   (E_x, H_x) = Z (H_y, E_y) — closed form when s and p decouple, otherwise from the
 //!   characteristic quartic's pair factors; stable at degenerate (isotropic) modes.
-//! * [`recursion`]: the 2×2 reflection matrix from the substrate up (Riccati/Sylvester
-//!   differences at interfaces, decaying exponentials in layers, Névot–Croce in [`roughness`]).
+//! * `recursion`: the 2×2 reflection matrix from the substrate up (Riccati/Sylvester
+//!   differences at interfaces, decaying exponentials in layers, Névot–Croce in `roughness`).
 //!
 //! For uniaxial layers with the optic axis along z the result equals the Parratt recursion of
 //! [`crate::cpu`] to rounding, roughness included. Conventions: `CONVENTIONS.md`, section

@@ -50,7 +50,7 @@ impl<T: Cx> GeneralKernel<T> {
         self.point_seeded(q, &mut seeds)
     }
 
-    /// [`Self::point`] at every q of a curve, in order; `out(i, r)` receives the matrix at q[i].
+    /// [`Self::point`] at every q of a curve, in order; `out(i, r)` receives the matrix at `q[i]`.
     /// Each coupled layer's characteristic quartic is solved by Newton steps from the previous
     /// q's factors (checked; the closed-form roots otherwise). Allocates once per curve.
     pub fn curve(&self, q: &[f64], mut out: impl FnMut(usize, [[T; 2]; 2])) {
