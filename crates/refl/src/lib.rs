@@ -12,6 +12,7 @@ pub mod dual;
 mod error;
 pub mod general;
 pub mod gpu;
+pub mod gradient;
 pub mod grading;
 pub mod materials;
 pub mod orso;
