@@ -2,9 +2,13 @@
 //!
 //! ```text
 //! scatterlab refl compute <cases.json> --device cpu|gpu [--out results.json]
+//! scatterlab refl fit <task-or-model.json> [--method de|lm|mcmc] [--device cpu|gpu] [--seed N] [--out result.json]
+//! scatterlab refl compute --model <model.json> [--q-grid start:stop:n] --device cpu|gpu [--out results.json]
 //! ```
 
 mod refl_compute;
+mod refl_fit;
+mod refl_model;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,14 +35,47 @@ enum Domain {
 
 #[derive(Subcommand)]
 enum ReflCommand {
-    /// Compute R_s and R_p for every case of a cases file (the fixture format).
+    /// Compute R_s and R_p for every case of a cases file (the fixture format), or evaluate a model.
     Compute {
         /// Cases file (`cases` list with id, energy_ev, q_inv_A and per-layer columns).
-        cases: PathBuf,
+        #[arg(required_unless_present = "model", conflicts_with = "model")]
+        cases: Option<PathBuf>,
+        /// A model file (docs/refl-model.md), evaluated on its datasets' q grids.
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// With --model: evaluate every dataset on this grid instead, `start:stop:n` in Å⁻¹.
+        #[arg(long, requires = "model")]
+        q_grid: Option<String>,
         /// Device to run on: cpu (f64) or gpu (f32 WGSL). Never falls back.
         #[arg(long, default_value = "cpu")]
         device: DeviceKind,
         /// Where to write the results JSON (stdout when absent).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Fit a model file or a fixture fit task (`refl-oracle-v1-fit`) to its data.
+    Fit {
+        /// The task or model file.
+        input: PathBuf,
+        /// de (+ LM polish), lm, or mcmc (after DE + LM).
+        #[arg(long, value_enum, default_value = "de")]
+        method: refl_fit::Method,
+        /// Device for the batched evaluations: cpu (f64) or gpu (f32). LM runs on the CPU in f64.
+        #[arg(long, default_value = "cpu")]
+        device: DeviceKind,
+        /// Random seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Fit log R instead of R.
+        #[arg(long)]
+        log: bool,
+        /// MCMC steps per walker.
+        #[arg(long, default_value_t = 2000)]
+        steps: usize,
+        /// Write the MCMC samples to this CSV file.
+        #[arg(long)]
+        samples: Option<PathBuf>,
+        /// Where to write the result JSON (stdout when absent).
         #[arg(long)]
         out: Option<PathBuf>,
     },
@@ -47,7 +84,21 @@ enum ReflCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.domain {
-        Domain::Refl { command: ReflCommand::Compute { cases, device, out } } => refl_compute::run(&cases, device, out.as_deref()),
+        Domain::Refl { command: ReflCommand::Compute { cases, model, q_grid, device, out } } => match (cases, model) {
+            (_, Some(model)) => refl_model::run(&model, q_grid.as_deref(), device, out.as_deref()),
+            (Some(cases), None) => refl_compute::run(&cases, device, out.as_deref()),
+            (None, None) => Err("give a cases file or --model".to_owned()),
+        },
+        Domain::Refl { command: ReflCommand::Fit { input, method, device, seed, log, steps, samples, out } } => refl_fit::run(&refl_fit::FitArgs {
+            input: &input,
+            method,
+            device,
+            seed,
+            out: out.as_deref(),
+            log,
+            steps,
+            samples: samples.as_deref(),
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,184 @@
+//! Building stacks from parameter values and evaluating a model, one population in one engine call.
+
+use super::compile::{principal_constants, CompiledDataset};
+use super::file::Polarization;
+use super::Model;
+use crate::general::{general_reflectivity, GeneralStack, TensorLayer};
+use crate::resolution::{Resolution, SmearedRequest};
+use crate::{compute_smeared, CurveRequest, Engine, Layer, ReflError, Stack};
+
+/// The stack a model gives for one dataset: uniaxial-z (the recursion, CPU or GPU) or general (4×4, CPU).
+#[derive(Clone, Debug, PartialEq)]
+pub enum BuiltStack {
+    /// Every layer uniaxial with its optic axis along z.
+    Uniaxial(Stack),
+    /// At least one tilted or biaxial layer.
+    General(GeneralStack),
+}
+
+/// Photon energy, shifted q grid and resolution of a dataset at given parameter values.
+pub(crate) struct Probe {
+    pub energy_ev: f64,
+    pub q: Vec<f64>,
+    pub resolution: Resolution,
+}
+
+impl Model {
+    /// The probe (energy, q, resolution) of dataset `index` at `values`.
+    pub(crate) fn probe(&self, d: &CompiledDataset, values: &[f64]) -> Probe {
+        let dq = d.q_offset.get(values);
+        Probe {
+            energy_ev: d.energy_ev + d.energy_offset.get(values),
+            q: d.q.iter().map(|q| q + dq).collect(),
+            resolution: d.resolution.resolution(values),
+        }
+    }
+
+    /// The layer stack of dataset `index` at the full parameter vector `values`.
+    pub fn stack(&self, index: usize, values: &[f64]) -> Result<BuiltStack, ReflError> {
+        let d = self
+            .compiled
+            .datasets
+            .get(index)
+            .ok_or_else(|| ReflError::input(format!("dataset {index}"), format!("the model has {} datasets", self.compiled.datasets.len())))?;
+        self.check_values(values)?;
+        let energy = d.energy_ev + d.energy_offset.get(values);
+        let mut uniaxial = Vec::with_capacity(self.compiled.layers.len());
+        let mut general = Vec::with_capacity(self.compiled.layers.len());
+        for (j, l) in self.compiled.layers.iter().enumerate() {
+            let object = format!("layer {j} '{}'", l.name);
+            let (delta, beta) = principal_constants(&self.compiled.optics[l.optics], d.energy_ev, energy, values, &object)?;
+            let s = l.density_scale.get(values);
+            let (delta, beta) = (delta.map(|x| x * s), beta.map(|x| x * s));
+            let (thickness, roughness) = (l.thickness.get(values), l.roughness.get(values));
+            let euler_deg = l.euler_deg.map(|e| e.map(|s| s.get(values))).unwrap_or([0.0; 3]);
+            general.push(TensorLayer { thickness, roughness, delta, beta, euler_deg });
+            uniaxial.push(Layer { thickness, roughness, delta_o: delta[0], beta_o: beta[0], delta_e: delta[2], beta_e: beta[2] });
+        }
+        let built = if self.general {
+            BuiltStack::General(GeneralStack { layers: general })
+        } else {
+            let stack = Stack { layers: uniaxial };
+            stack.validate().map_err(|e| in_dataset(e, index, &d.name))?;
+            BuiltStack::Uniaxial(stack)
+        };
+        Ok(built)
+    }
+
+    /// Model curves for every dataset at each parameter vector of a population: `[member][dataset][q]`.
+    /// Uniaxial models go to the engine in one call (one GPU dispatch for the whole population ×
+    /// datasets × q); general (4×4) models run on the CPU only and reject a GPU engine.
+    pub async fn evaluate(&self, engine: Engine<'_>, population: &[&[f64]]) -> Result<Vec<Vec<Vec<f64>>>, ReflError> {
+        let n_d = self.compiled.datasets.len();
+        let mut stacks = Vec::with_capacity(population.len() * n_d);
+        let mut probes = Vec::with_capacity(population.len() * n_d);
+        for values in population {
+            for (i, d) in self.compiled.datasets.iter().enumerate() {
+                stacks.push(self.stack(i, values)?);
+                probes.push(self.probe(d, values));
+            }
+        }
+        let raw: Vec<Vec<f64>> = if self.general {
+            if let Engine::Gpu(_) = engine {
+                return Err(ReflError::input("device", "models with tilted or biaxial layers run on the CPU only (the 4×4 method has no GPU kernel yet)"));
+            }
+            stacks
+                .iter()
+                .zip(&probes)
+                .enumerate()
+                .map(|(k, (s, p))| match s {
+                    BuiltStack::General(g) => self.general_curve(g, p, self.compiled.datasets[k % n_d].polarization),
+                    BuiltStack::Uniaxial(_) => Err(ReflError::input("model", "mixed stack kinds")),
+                })
+                .collect::<Result<_, _>>()?
+        } else {
+            let uni: Vec<&Stack> = stacks
+                .iter()
+                .map(|s| match s {
+                    BuiltStack::Uniaxial(s) => Ok(s),
+                    BuiltStack::General(_) => Err(ReflError::input("model", "mixed stack kinds")),
+                })
+                .collect::<Result<_, _>>()?;
+            let requests: Vec<SmearedRequest<'_>> = uni
+                .iter()
+                .zip(&probes)
+                .map(|(s, p)| SmearedRequest { curve: CurveRequest { stack: s, energy_ev: p.energy_ev, q: &p.q }, resolution: &p.resolution })
+                .collect();
+            let results = compute_smeared(engine, &requests).await.map_err(|e| self.name_curve(e))?;
+            results
+                .into_iter()
+                .enumerate()
+                .map(|(k, r)| match self.compiled.datasets[k % n_d].polarization {
+                    Polarization::S | Polarization::Ss => r.r_s,
+                    Polarization::P | Polarization::Pp => r.r_p,
+                    Polarization::Sp | Polarization::Ps => vec![0.0; r.r_s.len()],
+                })
+                .collect()
+        };
+        let mut out = Vec::with_capacity(population.len());
+        for (m, values) in population.iter().enumerate() {
+            let curves = (0..n_d)
+                .map(|i| {
+                    let d = &self.compiled.datasets[i];
+                    let (scale, bg) = (d.scale.get(values), d.background.get(values));
+                    raw[m * n_d + i].iter().map(|r| scale * r + bg).collect()
+                })
+                .collect();
+            out.push(curves);
+        }
+        Ok(out)
+    }
+
+    /// One polarisation channel of a general (4×4) stack, smeared on the CPU.
+    fn general_curve(&self, stack: &GeneralStack, probe: &Probe, pol: Polarization) -> Result<Vec<f64>, ReflError> {
+        let (q_nodes, weights, per_point) = crate::resolution::expand_nodes(&probe.q, &probe.resolution, probe.energy_ev)?;
+        let g = general_reflectivity(stack, probe.energy_ev, &q_nodes)?;
+        let channel: Vec<f64> = (0..q_nodes.len())
+            .map(|i| match pol {
+                Polarization::S => g.r_ss[i] + g.r_ps[i],
+                Polarization::P => g.r_pp[i] + g.r_sp[i],
+                Polarization::Ss => g.r_ss[i],
+                Polarization::Pp => g.r_pp[i],
+                Polarization::Sp => g.r_sp[i],
+                Polarization::Ps => g.r_ps[i],
+            })
+            .collect();
+        Ok(channel.chunks_exact(per_point).map(|c| c.iter().zip(&weights).map(|(v, w)| v * w).sum()).collect())
+    }
+
+    /// Rewrites "curve k" (population member × dataset) in an engine error as the dataset's name.
+    fn name_curve(&self, e: ReflError) -> ReflError {
+        let n_d = self.compiled.datasets.len().max(1);
+        match e {
+            ReflError::Input(inner) => {
+                let object = inner.object.clone();
+                let renamed = object
+                    .strip_prefix("curve ")
+                    .and_then(|rest| rest.split_once(':'))
+                    .and_then(|(k, tail)| k.parse::<usize>().ok().map(|k| (k, tail.to_string())))
+                    .map(|(k, tail)| format!("member {} dataset '{}':{tail}", k / n_d, self.compiled.datasets[k % n_d].name));
+                ReflError::input(renamed.unwrap_or(object), inner.problem)
+            }
+            other => other,
+        }
+    }
+
+    /// Checks a full parameter vector: right length, finite.
+    pub(crate) fn check_values(&self, values: &[f64]) -> Result<(), ReflError> {
+        if values.len() != self.compiled.names.len() {
+            return Err(ReflError::input("parameter vector", format!("has {} values for {} parameters", values.len(), self.compiled.names.len())));
+        }
+        match values.iter().position(|v| !v.is_finite()) {
+            Some(i) => Err(ReflError::input(format!("parameter '{}'", self.compiled.names[i]), format!("must be finite, got {}", values[i]))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Prefixes an error's object with the dataset it came from.
+pub(crate) fn in_dataset(e: ReflError, index: usize, name: &str) -> ReflError {
+    match e {
+        ReflError::Input(inner) => ReflError::input(format!("dataset {index} '{name}': {}", inner.object), inner.problem),
+        other => other,
+    }
+}
