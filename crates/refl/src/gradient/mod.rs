@@ -2,15 +2,19 @@
 //! curve: each layer's thickness, roughness, δ and β (ordinary and extraordinary), the photon
 //! energy, an additive q offset, and (through [`smeared_gradient`]) the constant dQ/Q width.
 //!
-//! The recursion ([`recursion`]) is the f64 CPU reference written over [`crate::dual::Cx`] and run
-//! on [`Jet<N>`](crate::dual::Jet): the parameters are split into blocks of at most [`BLOCK`]
-//! slots, each block is one pass over the q points with the q-independent layer terms formed once
-//! per block. Scale and background of a model R_model = scale·R + background are added by
-//! [`apply_instrument`], so a fitter gets every column of its Jacobian from here.
+//! The recursion ([`recursion`]) is the f64 CPU reference written over [`crate::dual::Cx`]; the
+//! blocks run it on [`soa::SoaJet`] (the numbers of [`crate::dual::Jet`], stored for vector
+//! units). Parameters are split into blocks of at most [`BLOCK`] slots, deepest layers first; each
+//! block forms its q-independent terms once and runs jets only from just below its deepest layer
+//! up, starting from the plain recursion's state there (one plain pass serves all blocks). R itself
+//! is the production engine's (`cpu::reflectivity`). Scale and background of a model
+//! R_model = scale·R + background are added by [`apply_instrument`], so a fitter gets every column
+//! of its Jacobian from here.
 
 mod block;
 pub mod recursion;
 mod smear;
+pub mod soa;
 
 pub use smear::smeared_gradient;
 
@@ -91,7 +95,8 @@ pub struct Gradient {
     pub d_r_p: Vec<Vec<f64>>,
 }
 
-/// Parameter slots per pass: 8 measured fastest per parameter (see `benches/src/bin/refl_gradient_bench.rs`).
+/// Parameter slots per pass: 8 measured fastest per parameter (16 spills registers; a 4-slot
+/// pass costs about as much as an 8-slot one) — `benches/src/bin/refl_gradient_bench.rs`.
 pub const BLOCK: usize = 8;
 
 /// What the recursion itself is differentiated with respect to: a layer field, the energy, or q

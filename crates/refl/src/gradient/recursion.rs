@@ -108,47 +108,88 @@ fn kz_pair<T: Cx>(layer: &LayerTerms<T>, q2: T) -> (T, T) {
     ((layer.chi_o_k + q2).sqrt_decaying(), (layer.eps_ratio * (layer.chi_e_k + q2)).sqrt_decaying())
 }
 
-/// One Parratt step: X ← (r + X φ)/(1 + r X φ).
+/// One Parratt step for r = N/D: X ← (N + D X φ)/(D + N X φ), one division instead of two.
 #[inline(always)]
-fn parratt_step<T: Cx>(r: T, x: T, phase: T) -> T {
+fn parratt_step<T: Cx>(num: T, den: T, x: T, phase: T) -> T {
     let xp = x * phase;
-    (r + xp) / (r * xp + 1.0)
+    (num + den * xp) / (den + num * xp)
 }
 
-/// r_s and r_p (complex amplitudes) at one q, from the substrate up (the twin of `cpu::point`).
-/// `layers` and `interfaces` come from [`prepare`]; the stack has at least 2 layers.
+/// The recursion's state below an interface: X of everything below it and the s, p kz of the
+/// layer right below.
+#[derive(Clone, Copy, Debug)]
+pub struct Below<T> {
+    /// X_s (r_s of the stack below).
+    pub xs: T,
+    /// X_p.
+    pub xp: T,
+    /// s kz of the layer below.
+    pub ks: T,
+    /// p kz of the layer below.
+    pub kp: T,
+}
+
+impl Below<C64> {
+    /// The same state as constants of another [`Cx`] type (no derivatives).
+    #[inline(always)]
+    pub fn lift<T: Cx>(self) -> Below<T> {
+        Below { xs: T::constant(self.xs), xp: T::constant(self.xp), ks: T::constant(self.ks), kp: T::constant(self.kp) }
+    }
+}
+
+/// The state in the substrate at Q² = `q2` = (q/2)²: nothing below it (X = 0).
 #[inline(always)]
-pub fn amplitudes<T: Cx>(layers: &[LayerTerms<T>], interfaces: &[InterfaceTerms<T>], q: T) -> (T, T) {
-    let q2 = q * 0.25 * q;
+pub fn substrate<T: Cx>(layers: &[LayerTerms<T>], q2: T) -> Below<T> {
+    let (ks, kp) = kz_pair(&layers[layers.len() - 1], q2);
+    Below { xs: T::real(0.0), xp: T::real(0.0), ks, kp }
+}
+
+/// Climbs through the interfaces above layers `bottom`, `bottom − 1`, …, `top` (top ≥ 1), from
+/// the state below layer `bottom`'s top interface; the step at interface b uses only the terms of
+/// layers b − 1 and b (and q, k0), so a lower part free of seeded parameters can run on plain
+/// numbers and be [`Below::lift`]ed.
+#[inline(always)]
+pub fn climb<T: Cx>(layers: &[LayerTerms<T>], interfaces: &[InterfaceTerms<T>], q2: T, below: Below<T>, top: usize, bottom: usize) -> Below<T> {
     let n = layers.len();
-    let (mut ks_b, mut kp_b) = kz_pair(&layers[n - 1], q2);
-    let zero = T::real(0.0);
-    let (mut xs, mut xp) = (zero, zero);
-    for b in (1..n).rev() {
+    let Below { mut xs, mut xp, ks: mut ks_b, kp: mut kp_b } = below;
+    for b in (top..=bottom).rev() {
         let (lb, la, itf) = (&layers[b], &layers[b - 1], &interfaces[b - 1]);
         let (ks_a, kp_a) = kz_pair(la, q2);
+        // r_s = ds/(k_a + k_b)², r_p = (dp_const + dp_q2 Q²)/(u_a + u_b)², u = kz_p/ε_o.
         let ss = ks_a + ks_b;
-        let mut rs = itf.ds / (ss * ss);
-        let (ua, ub) = (kp_a * la.inv_eps_o, kp_b * lb.inv_eps_o);
-        let sp = ua + ub;
-        let mut rp = (itf.dp_const + itf.dp_q2 * q2) / (sp * sp);
+        let den_s = ss * ss;
+        let sp = kp_a * la.inv_eps_o + kp_b * lb.inv_eps_o;
+        let den_p = sp * sp;
+        let mut num_s = itf.ds;
+        let mut num_p = itf.dp_const + itf.dp_q2 * q2;
         if lb.sigma2.value().re > 0.0 {
             let f = lb.sigma2 * -2.0;
-            rs = rs * (f * ks_a * ks_b).exp();
-            rp = rp * (f * kp_a * kp_b).exp();
+            num_s = num_s * (f * ks_a * ks_b).exp();
+            num_p = num_p * (f * kp_a * kp_b).exp();
         }
         if b < n - 1 {
             let two_i_d = lb.thickness * C64::new(0.0, 2.0);
-            xs = parratt_step(rs, xs, (two_i_d * ks_b).exp());
-            xp = parratt_step(rp, xp, (two_i_d * kp_b).exp());
+            xs = parratt_step(num_s, den_s, xs, (two_i_d * ks_b).exp());
+            xp = parratt_step(num_p, den_p, xp, (two_i_d * kp_b).exp());
         } else {
-            xs = parratt_step(rs, xs, T::real(1.0));
-            xp = parratt_step(rp, xp, T::real(1.0));
+            // The substrate interface: X below is 0, so X = r.
+            xs = num_s / den_s;
+            xp = num_p / den_p;
         }
         ks_b = ks_a;
         kp_b = kp_a;
     }
-    (xs, xp)
+    Below { xs, xp, ks: ks_b, kp: kp_b }
+}
+
+/// r_s and r_p (complex amplitudes) at one q, from the substrate up (the twin of `cpu::point`, in
+/// the numerator/denominator form of its vectorised path `cpu::lanes`). `layers` and
+/// `interfaces` come from [`prepare`]; the stack has at least 2 layers.
+#[inline(always)]
+pub fn amplitudes<T: Cx>(layers: &[LayerTerms<T>], interfaces: &[InterfaceTerms<T>], q: T) -> (T, T) {
+    let q2 = q * 0.25 * q;
+    let top = climb(layers, interfaces, q2, substrate(layers, q2), 1, layers.len() - 1);
+    (top.xs, top.xp)
 }
 
 /// R_s = |r_s|² and R_p = |r_p|² at one q, as real-valued `T` (imaginary parts zero).
