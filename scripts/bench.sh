@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks against the peers, side by side in one run (shared/BENCHMARKS.md shapes).
-# Then the wasm build in headless Chromium, with the wasm/native ratio (goal ≤ 2×).
-# Creates a Python ≥ 3.12 venv with refloxide (and refnx) on first use; without one, the peer columns are "-".
+# Then the wasm build in headless Chromium, with the wasm/native ratio (goal ≤ 2×), and fitting the fixture task vs refnx.
+# Creates a Python ≥ 3.12 venv with refloxide (and refnx, pandas, polars) on first use; without one, the peer columns are "-".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -19,6 +19,10 @@ fi
 if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c "import refnx" 2>/dev/null; then
   "$venv/bin/pip" install -q refnx && echo "bench: refnx installed in $venv" || echo "bench: refnx not installed; its column is skipped"
 fi
+# refl_fit_bench's peer (python/refnx_fit.py) uses refloxide's refnx integration, which imports pandas and polars.
+if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c "import pandas, polars" 2>/dev/null; then
+  "$venv/bin/pip" install -q pandas polars && echo "bench: pandas, polars installed in $venv" || echo "bench: pandas/polars not installed; the refnx fit row is skipped"
+fi
 log=$(mktemp); trap 'rm -f "$log"' EXIT
 cargo run --release -q -p scatterlab-benches --bin refl_bench | tee "$log"
 # The same CPU engine as wasm in headless Chromium; refl_bench's last JSON line gives the ratio.
@@ -27,3 +31,5 @@ if [ -f dist/pkg/scatterlab_web.js ]; then
 else
   echo "bench: no dist/pkg; run scripts/build-web.sh, then scripts/bench.sh again for wasm vs native"
 fi
+# Fitting the fixture task: our DE + LM (CPU, GPU) vs refnx's DE with refloxide's model (about a minute).
+cargo run --release -q -p scatterlab-benches --bin refl_fit_bench || echo "bench: fit benchmark failed"
