@@ -46,8 +46,9 @@ fn fixture_curves() -> Vec<Curve> {
         .collect()
 }
 
-/// 3–8 layers: vacuum, 1–6 uniaxial films, a substrate; about one β in five is exactly 0, and the
-/// q grid starts below the largest critical edge so some β = 0 layers are seen evanescent.
+/// 3–8 layers: vacuum, 1–6 uniaxial films, a substrate; about one β in five is exactly 0, one σ in
+/// three and one film thickness in ten too, and the q grid starts below the largest critical edge
+/// so some β = 0 layers are seen evanescent.
 fn random_curve(rng: &mut impl Rng, id: usize, n: usize) -> Curve {
     let optical = |rng: &mut dyn rand::RngCore| -> (f64, f64) {
         let delta = 10f64.powf(rng.gen_range(-3.7..-2.0));
@@ -59,7 +60,9 @@ fn random_curve(rng: &mut impl Rng, id: usize, n: usize) -> Curve {
         let (d_o, b_o) = optical(rng);
         let (d_e, b_e) = if rng.gen_bool(0.3) { (d_o, b_o) } else { optical(rng) };
         let roughness = if rng.gen_bool(0.3) { 0.0 } else { rng.gen_range(0.5..8.0) };
-        layers.push(Layer { thickness: rng.gen_range(10.0..300.0), roughness, delta_o: d_o, beta_o: b_o, delta_e: d_e, beta_e: b_e });
+        // A film of zero thickness (a bound of d: one-sided differences, one-sided jets) now and then.
+        let thickness = if rng.gen_bool(0.1) { 0.0 } else { rng.gen_range(10.0..300.0) };
+        layers.push(Layer { thickness, roughness, delta_o: d_o, beta_o: b_o, delta_e: d_e, beta_e: b_e });
     }
     let (d, b) = optical(rng);
     layers.push(Layer::isotropic(0.0, rng.gen_range(0.0..6.0), d, b));
