@@ -13,7 +13,7 @@
 //! Without resolution each q is evaluated once (weight 1), as the unsmeared curve.
 
 use super::{block, check_param, Direction, Gradient, Param};
-use crate::resolution::{gauss_legendre, FWHM_PER_SIGMA, QUADRATURE_ORDER, WINDOW_SIGMA};
+use crate::resolution::{node_weights, FWHM_PER_SIGMA, WINDOW_SIGMA};
 use crate::{CurveRequest, ReflError, Resolution, SmearedRequest};
 
 /// How one requested parameter maps onto the node-level directions.
@@ -25,14 +25,6 @@ enum Row {
     QOffset(usize),
     /// Resolution width, through q's direction `k`.
     Width(usize),
-}
-
-/// The normalised weights of the quadrature (the same numbers `compute_smeared` uses).
-fn weights() -> (Vec<f64>, Vec<f64>) {
-    let (nodes, gl_weights) = gauss_legendre(QUADRATURE_ORDER);
-    let raw: Vec<f64> = nodes.iter().zip(&gl_weights).map(|(x, w)| w * (-0.5 * (x * WINDOW_SIGMA).powi(2)).exp()).collect();
-    let total: f64 = raw.iter().sum();
-    (nodes, raw.iter().map(|w| w / total).collect())
 }
 
 /// Maps the parameters to rows, naming a parameter the resolution cannot have.
@@ -101,7 +93,7 @@ pub fn smeared_gradient(request: &SmearedRequest<'_>, params: &[Param]) -> Resul
         Resolution::Pointwise(dq) => (0.0, Some(dq)),
     };
     let q_max = 2.0 * scatterlab_core::units::photon_k0(curve.energy_ev);
-    let (x, w) = weights();
+    let (x, w) = node_weights();
     let m = x.len();
     let mut nodes = Vec::with_capacity(curve.q.len() * m);
     // ∂ν/∂Δq and ∂ν/∂f per node.
