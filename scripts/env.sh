@@ -9,7 +9,7 @@ mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 # browser has it), which the vectorised CPU paths use.
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="--remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}=/cargo --remap-path-prefix=$CARGO_TARGET_DIR=/target -C target-feature=+simd128"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
-# Keep the cache bounded: wipe it when it grows past 20 GiB.
-if [ -d "$CARGO_TARGET_DIR" ] && [ "$(du -s "$CARGO_TARGET_DIR" 2>/dev/null | cut -f1)" -gt 20000000 ]; then
-  echo "target cache over 20 GiB: cargo clean"; rm -rf "$CARGO_TARGET_DIR"
+# Keep the cache bounded: wipe it when it grows past 40 GiB (a day of parallel development reaches ~20).
+if [ -d "$CARGO_TARGET_DIR" ] && [ "$(du -s "$CARGO_TARGET_DIR" 2>/dev/null | cut -f1)" -gt 40000000 ]; then
+  echo "target cache over 40 GiB: cargo clean"; rm -rf "$CARGO_TARGET_DIR"
 fi

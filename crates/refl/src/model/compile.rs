@@ -31,14 +31,14 @@ pub(crate) enum EnergySlot {
 
 impl EnergySlot {
     /// The slot that applies at a dataset's nominal energy.
-    pub(crate) fn at(&self, energy_ev: f64, object: &str) -> Result<Slot, ReflError> {
+    pub(crate) fn at(&self, energy_ev: f64, object: &dyn Fn() -> String) -> Result<Slot, ReflError> {
         match self {
             EnergySlot::Same(s) => Ok(*s),
             EnergySlot::PerEnergy(list) => list
                 .iter()
                 .find(|(e, _)| (e - energy_ev).abs() <= 1e-3)
                 .map(|(_, s)| *s)
-                .ok_or_else(|| ReflError::input(object, format!("has no value for {energy_ev} eV"))),
+                .ok_or_else(|| ReflError::input(object(), format!("has no value for {energy_ev} eV"))),
         }
     }
 }
@@ -65,7 +65,7 @@ pub(crate) struct CompiledLayer {
 }
 
 /// Resolved resolution.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) enum CompiledResolution {
     None,
     Constant(Slot),
@@ -109,7 +109,7 @@ pub(crate) struct Compiled {
 }
 
 /// The principal (a, b, c) optical constants of one layer's material at an energy, before density scaling.
-pub(crate) fn principal_constants(optics: &Optics, nominal_ev: f64, energy_ev: f64, values: &[f64], object: &str) -> Result<([f64; 3], [f64; 3]), ReflError> {
+pub(crate) fn principal_constants(optics: &Optics, nominal_ev: f64, energy_ev: f64, values: &[f64], object: &dyn Fn() -> String) -> Result<([f64; 3], [f64; 3]), ReflError> {
     let from = |c: OpticalConstants| ([c.delta_o, c.delta_o, c.delta_e], [c.beta_o, c.beta_o, c.beta_e]);
     match optics {
         Optics::Vacuum => Ok(([0.0; 3], [0.0; 3])),
@@ -123,8 +123,8 @@ pub(crate) fn principal_constants(optics: &Optics, nominal_ev: f64, energy_ev: f
             let mut d = [0.0; 3];
             let mut b = [0.0; 3];
             for k in 0..3 {
-                d[k] = delta[k].at(nominal_ev, &format!("{object} δ"))?.get(values);
-                b[k] = beta[k].at(nominal_ev, &format!("{object} β"))?.get(values);
+                d[k] = delta[k].at(nominal_ev, &|| format!("{} δ", object()))?.get(values);
+                b[k] = beta[k].at(nominal_ev, &|| format!("{} β", object()))?.get(values);
             }
             Ok((d, b))
         }

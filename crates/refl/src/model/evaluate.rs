@@ -46,7 +46,7 @@ impl Model {
         let mut uniaxial = Vec::with_capacity(self.compiled.layers.len());
         let mut general = Vec::with_capacity(self.compiled.layers.len());
         for (j, l) in self.compiled.layers.iter().enumerate() {
-            let object = format!("layer {j} '{}'", l.name);
+            let object = || format!("layer {j} '{}'", l.name);
             let (delta, beta) = principal_constants(&self.compiled.optics[l.optics], d.energy_ev, energy, values, &object)?;
             let s = l.density_scale.get(values);
             let (delta, beta) = (delta.map(|x| x * s), beta.map(|x| x * s));
@@ -70,50 +70,53 @@ impl Model {
     /// datasets × q); general (4×4) models run on the CPU only and reject a GPU engine.
     pub async fn evaluate(&self, engine: Engine<'_>, population: &[&[f64]]) -> Result<Vec<Vec<Vec<f64>>>, ReflError> {
         let n_d = self.compiled.datasets.len();
-        let mut stacks = Vec::with_capacity(population.len() * n_d);
-        let mut probes = Vec::with_capacity(population.len() * n_d);
-        for values in population {
-            for (i, d) in self.compiled.datasets.iter().enumerate() {
-                stacks.push(self.stack(i, values)?);
-                probes.push(self.probe(d, values));
-            }
-        }
         let raw: Vec<Vec<f64>> = if self.general {
             if let Engine::Gpu(_) = engine {
                 return Err(ReflError::input("device", "models with tilted or biaxial layers run on the CPU only (the 4×4 method has no GPU kernel yet)"));
             }
-            stacks
-                .iter()
-                .zip(&probes)
-                .enumerate()
-                .map(|(k, (s, p))| match s {
-                    BuiltStack::General(g) => self.general_curve(g, p, self.compiled.datasets[k % n_d].polarization),
-                    BuiltStack::Uniaxial(_) => Err(ReflError::input("model", "mixed stack kinds")),
-                })
-                .collect::<Result<_, _>>()?
+            let mut raw = Vec::with_capacity(population.len() * n_d);
+            for values in population {
+                for (i, d) in self.compiled.datasets.iter().enumerate() {
+                    let BuiltStack::General(g) = self.stack(i, values)? else {
+                        return Err(ReflError::input("model", "mixed stack kinds"));
+                    };
+                    raw.push(self.general_curve(&g, &self.probe(d, values), d.polarization)?);
+                }
+            }
+            raw
         } else {
-            let uni: Vec<&Stack> = stacks
-                .iter()
-                .map(|s| match s {
-                    BuiltStack::Uniaxial(s) => Ok(s),
-                    BuiltStack::General(_) => Err(ReflError::input("model", "mixed stack kinds")),
-                })
-                .collect::<Result<_, _>>()?;
-            let requests: Vec<SmearedRequest<'_>> = uni
+            // Datasets that differ only in polarisation share one curve (the engine gives R_s and R_p together).
+            let unique: Vec<usize> = (0..n_d).filter(|&i| self.shared_curve[i] == i).collect();
+            let mut stacks = Vec::with_capacity(population.len() * unique.len());
+            let mut probes = Vec::with_capacity(population.len() * unique.len());
+            for values in population {
+                for &i in &unique {
+                    let BuiltStack::Uniaxial(stack) = self.stack(i, values)? else {
+                        return Err(ReflError::input("model", "mixed stack kinds"));
+                    };
+                    stacks.push(stack);
+                    probes.push(self.probe(&self.compiled.datasets[i], values));
+                }
+            }
+            let requests: Vec<SmearedRequest<'_>> = stacks
                 .iter()
                 .zip(&probes)
                 .map(|(s, p)| SmearedRequest { curve: CurveRequest { stack: s, energy_ev: p.energy_ev, q: &p.q }, resolution: &p.resolution })
                 .collect();
-            let results = compute_smeared(engine, &requests).await.map_err(|e| self.name_curve(e))?;
-            results
-                .into_iter()
-                .enumerate()
-                .map(|(k, r)| match self.compiled.datasets[k % n_d].polarization {
-                    Polarization::S | Polarization::Ss => r.r_s,
-                    Polarization::P | Polarization::Pp => r.r_p,
-                    Polarization::Sp | Polarization::Ps => vec![0.0; r.r_s.len()],
-                })
-                .collect()
+            let results = compute_smeared(engine, &requests).await.map_err(|e| self.name_curve(e, &unique))?;
+            let slot: Vec<usize> = (0..n_d).map(|i| unique.iter().position(|&u| u == self.shared_curve[i]).unwrap_or(0)).collect();
+            let mut raw = Vec::with_capacity(population.len() * n_d);
+            for m in 0..population.len() {
+                for (i, d) in self.compiled.datasets.iter().enumerate() {
+                    let r = &results[m * unique.len() + slot[i]];
+                    raw.push(match d.polarization {
+                        Polarization::S | Polarization::Ss => r.r_s.clone(),
+                        Polarization::P | Polarization::Pp => r.r_p.clone(),
+                        Polarization::Sp | Polarization::Ps => vec![0.0; r.r_s.len()],
+                    });
+                }
+            }
+            raw
         };
         let mut out = Vec::with_capacity(population.len());
         for (m, values) in population.iter().enumerate() {
@@ -146,9 +149,9 @@ impl Model {
         Ok(channel.chunks_exact(per_point).map(|c| c.iter().zip(&weights).map(|(v, w)| v * w).sum()).collect())
     }
 
-    /// Rewrites "curve k" (population member × dataset) in an engine error as the dataset's name.
-    fn name_curve(&self, e: ReflError) -> ReflError {
-        let n_d = self.compiled.datasets.len().max(1);
+    /// Rewrites "curve k" (population member × unique dataset) in an engine error as the dataset's name.
+    fn name_curve(&self, e: ReflError, unique: &[usize]) -> ReflError {
+        let n_u = unique.len().max(1);
         match e {
             ReflError::Input(inner) => {
                 let object = inner.object.clone();
@@ -156,7 +159,7 @@ impl Model {
                     .strip_prefix("curve ")
                     .and_then(|rest| rest.split_once(':'))
                     .and_then(|(k, tail)| k.parse::<usize>().ok().map(|k| (k, tail.to_string())))
-                    .map(|(k, tail)| format!("member {} dataset '{}':{tail}", k / n_d, self.compiled.datasets[k % n_d].name));
+                    .and_then(|(k, tail)| unique.get(k % n_u).map(|&i| format!("member {} dataset '{}':{tail}", k / n_u, self.compiled.datasets[i].name)));
                 ReflError::input(renamed.unwrap_or(object), inner.problem)
             }
             other => other,

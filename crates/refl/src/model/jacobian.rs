@@ -190,7 +190,7 @@ impl Model {
         for (k, &p) in wrt.iter().enumerate() {
             let is = |s: Slot| s == Slot::Param(p);
             for (j, l) in self.compiled.layers.iter().enumerate() {
-                let object = format!("layer {j} '{}'", l.name);
+                let object = || format!("layer {j} '{}'", l.name);
                 if is(l.thickness) {
                     chain.add(k, Kernel::Thickness(j), 1.0);
                 }

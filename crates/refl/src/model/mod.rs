@@ -25,6 +25,9 @@ pub struct Model {
     compiled: Compiled,
     /// Some layer is tilted or biaxial: the 4×4 method is needed.
     general: bool,
+    /// For each dataset, the first dataset with the same curve (energy, offsets, q, resolution):
+    /// s and p datasets of one energy are computed once.
+    shared_curve: Vec<usize>,
 }
 
 /// What a fitter needs to know about one dataset.
@@ -56,7 +59,18 @@ impl Model {
         let compiled = compile::compile(&file)?;
         let biaxial = |name: &str| matches!(file.materials.get(name), Some(MaterialSpec::Biaxial { .. }));
         let general = file.layers.iter().any(|l| l.euler_deg.is_some() || biaxial(&l.material));
-        let model = Model { file, compiled, general };
+        let shared_curve = (0..compiled.datasets.len())
+            .map(|i| {
+                let d = &compiled.datasets[i];
+                (0..=i)
+                    .find(|&j| {
+                        let e = &compiled.datasets[j];
+                        e.energy_ev == d.energy_ev && e.energy_offset == d.energy_offset && e.q_offset == d.q_offset && e.q == d.q && e.resolution == d.resolution
+                    })
+                    .unwrap_or(i)
+            })
+            .collect();
+        let model = Model { file, compiled, general, shared_curve };
         for i in 0..model.compiled.datasets.len() {
             model.stack(i, &model.compiled.values)?;
         }
