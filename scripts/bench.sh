@@ -25,6 +25,8 @@ if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c "import pandas, polars" 
 fi
 log=$(mktemp); trap 'rm -f "$log"' EXIT
 cargo run --release -q -p scatterlab-benches --bin refl_bench | tee "$log"
+# The general 4×4 method on a tilted biaxial 100-layer stack vs refloxide general_reflectivity.
+cargo run --release -q -p scatterlab-benches --bin refl_general_bench || echo "bench: 4×4 benchmark failed"
 # The same CPU engine as wasm in headless Chromium; refl_bench's last JSON line gives the ratio.
 if [ -f dist/pkg/scatterlab_web.js ]; then
   node benches/web/refl_wasm.mjs "$(grep '^{"native_cpu"' "$log" | tail -1)" || echo "bench: wasm benchmark failed"
