@@ -1,6 +1,6 @@
 // Type-checks the built package as a consumer sees it (package.json "exports" and dist/*.d.ts);
 // never run. scripts/build-web.sh runs `tsc -p web/check` after bundling.
-import { Scatterlab, type ReflectivityResult, type StackColumns } from "scatterlab";
+import { Scatterlab, type FitProgress, type FitResult, type ReflectivityResult, type StackColumns } from "scatterlab";
 import initWasm, { Scatterlab as WasmScatterlab } from "scatterlab/pkg";
 
 export async function example(): Promise<number> {
@@ -11,12 +11,21 @@ export async function example(): Promise<number> {
   };
   const r: ReflectivityResult = await lab.reflectivity(8047.8, new Float64Array([0.01, 0.02]), stack);
   const device: "cpu" | "gpu" = r.device;
+  const controller = new AbortController();
+  const seen: FitProgress[] = [];
+  const fitted: FitResult = await lab.fit("{}", { method: "de", seed: 1, maxGenerations: 10, signal: controller.signal }, (p) => seen.push(p));
+  controller.abort();
+  const polished = await lab.fit(fitted.model, { method: "lm", resume: fitted.state });
+  const stderr: number = polished.parameters["film_thick"]!.stderr;
+  // @ts-expect-error: the method is "de" | "lm" | "mcmc" only.
+  await lab.fit("{}", { method: "nelder-mead" });
   lab.dispose();
   await initWasm({ module_or_path: "/dist/pkg/scatterlab_web_bg.wasm" });
   const raw = await WasmScatterlab.create("cpu");
+  const rawFit = await raw.fit("{}", { seed: 2, popsize: 5 }, (p) => p.bestChi2, new AbortController().signal);
   const direct = await raw.reflectivity(8047.8, [0.01], [0, 0], [0, 0], [0, 1e-5], [0, 1e-7], [0, 1e-5], [0, 1e-7]);
   raw.free();
   // @ts-expect-error: the device is "cpu" | "gpu" only.
   await Scatterlab.create({ device: "tpu" });
-  return r.R_s[0]! + direct.R_p[0]! + (device === "gpu" ? 1 : 0);
+  return r.R_s[0]! + direct.R_p[0]! + (device === "gpu" ? 1 : 0) + stderr + rawFit.chi2 + seen.length;
 }

@@ -14,13 +14,25 @@
  * lab.dispose();
  * ```
  *
+ * Fitting runs in the same worker, with progress and cancel (the worker stays responsive):
+ * ```ts
+ * const controller = new AbortController();
+ * const result = await lab.fit(modelJson, { method: "de", seed: 1, signal: controller.signal },
+ *   (p) => console.log(p.iteration, p.bestChi2, p.evaluationsPerSecond));
+ * const more = await lab.fit(modelJson, { resume: result.state });          // continue DE
+ * const polished = await lab.fit(result.model, { method: "lm" });           // polish with LM
+ * ```
+ *
  * The device is the caller's choice: `"gpu"` where WebGPU has no adapter rejects with an `Error`
  * saying so, it never falls back to the CPU. Invalid inputs reject with an `Error` naming the
  * offending object (`"layer 1 thickness: not a finite number (NaN)"`).
  * @module
  */
 
-import type { InitResult, ReflectivityPayload, WorkerRequest, WorkerResponse } from "./protocol.js";
+import type { FitOptions, FitProgress, FitResult } from "./fit.js";
+import type { FitRequest, InitResult, ReflectivityPayload, WorkerMessage, WorkerRequest } from "./protocol.js";
+
+export type { FitMethod, FitOptions, FitProgress, FitResult, FitState } from "./fit.js";
 
 /** The device a {@link Scatterlab} computes on: `"cpu"` (f64) or `"gpu"` (WebGPU, f32). */
 export type ScatterlabDevice = "cpu" | "gpu";
@@ -73,9 +85,13 @@ export interface CreateOptions {
 
 const COLUMN_NAMES = ["thickness", "roughness", "delta_o", "beta_o", "delta_e", "beta_e"] as const;
 
+type Answer = InitResult | ReflectivityPayload | FitResult;
+
 interface Pending {
-  resolve(value: InitResult | ReflectivityPayload): void;
+  resolve(value: Answer): void;
   reject(error: Error): void;
+  /** A fit's progress messages. */
+  progress?(progress: FitProgress): void;
 }
 
 /** A reflectivity engine on one device, running in its own Web Worker. */
@@ -115,10 +131,14 @@ export class Scatterlab {
       pending.clear();
     };
     let instance: Scatterlab | null = null;
-    worker.addEventListener("message", (event: MessageEvent<WorkerResponse>) => {
+    worker.addEventListener("message", (event: MessageEvent<WorkerMessage>) => {
       const response = event.data;
       const p = pending.get(response.id);
       if (!p) return;
+      if ("progress" in response) {
+        p.progress?.(response.progress);
+        return;
+      }
       pending.delete(response.id);
       if (response.ok) p.resolve(response.result);
       else p.reject(new Error(response.error));
@@ -132,7 +152,7 @@ export class Scatterlab {
     worker.addEventListener("messageerror", () => failAll("scatterlab worker: a message could not be deserialised"));
 
     const id = 0;
-    const info = await new Promise<InitResult | ReflectivityPayload>((resolve, reject) => {
+    const info = await new Promise<Answer>((resolve, reject) => {
       pending.set(id, { resolve, reject });
       const request: WorkerRequest = { id, op: "init", device, wasmUrl };
       worker.postMessage(request);
@@ -162,11 +182,56 @@ export class Scatterlab {
     }
     const transfer = [qArray.buffer, ...COLUMN_NAMES.map((n) => columns[n].buffer)];
     const id = this.#nextId++;
-    return new Promise<InitResult | ReflectivityPayload>((resolve, reject) => {
+    return new Promise<Answer>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
       const request: WorkerRequest = { id, op: "reflectivity", energyEv, q: qArray, stack: columns };
       this.#worker.postMessage(request, transfer);
     }).then((payload) => payload as ReflectivityResult);
+  }
+
+  /**
+   * Fits a model to its data in the worker: `model` is model JSON (text or object) or a fixture fit
+   * task. `onProgress` receives a report after every DE generation, LM iteration and sampler step;
+   * if it throws, the fit is cancelled and rejects with that error. Aborting `options.signal`
+   * cancels the fit, which then resolves (it does not reject) with its best point,
+   * `cancelled: true` and its `state`. Rejects with an `Error` naming a bad input or option.
+   */
+  fit(model: string | object, options: FitOptions = {}, onProgress?: (progress: FitProgress) => void): Promise<FitResult> {
+    if (this.#closed !== null) return Promise.reject(new Error(this.#closed));
+    const { signal, ...rest } = options;
+    const text = typeof model === "string" ? model : JSON.stringify(model);
+    const id = this.#nextId++;
+    const cancel = (): void => {
+      if (this.#closed === null) this.#worker.postMessage({ id, op: "cancel" } satisfies WorkerRequest);
+    };
+    let thrown: Error | null = null;
+    const progress = (p: FitProgress): void => {
+      if (thrown !== null || onProgress === undefined) return;
+      try {
+        onProgress(p);
+      } catch (error) {
+        thrown = new Error(`fit: onProgress threw: ${error instanceof Error ? error.message : String(error)}`);
+        cancel();
+      }
+    };
+    return new Promise<Answer>((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject, progress });
+      const request: FitRequest = { id, op: "fit", model: text, options: rest };
+      try {
+        this.#worker.postMessage(request satisfies WorkerRequest);
+      } catch (error) {
+        // Options that cannot be cloned (e.g. a function inside): nothing was sent.
+        this.#pending.delete(id);
+        throw error;
+      }
+      if (signal?.aborted) cancel();
+      else signal?.addEventListener("abort", cancel, { once: true });
+    })
+      .finally(() => signal?.removeEventListener("abort", cancel))
+      .then((result) => {
+        if (thrown !== null) throw thrown;
+        return result as FitResult;
+      });
   }
 
   /** Stops the worker; pending and later calls reject. */

@@ -17,11 +17,18 @@
 //! (`"layer 1 thickness: not a finite number (NaN)"`, `"q[3]: ... outside 0 < q < 2k0 ..."`).
 //!
 //! The same logic is available to Rust callers (and the browser tests) through [`Session`].
+//!
+//! `lab.fit(modelJson, options, onProgress, signal)` fits a model to its data ([`fit`]); it returns
+//! to the event loop between DE generations so that a Web Worker can receive a cancel.
+
+pub mod fit;
+mod fit_js;
 
 use scatterlab_core::DeviceKind;
 use scatterlab_refl::gpu::ParrattGpu;
 use scatterlab_refl::{CurveRequest, Engine, ReflError, Reflectivity, Stack};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
@@ -96,16 +103,20 @@ impl Session {
         }
     }
 
+    /// The engine batched evaluations run on.
+    pub fn engine(&self) -> Engine<'_> {
+        match &self.backend {
+            Backend::Cpu => Engine::Cpu,
+            Backend::Gpu(pipeline) => Engine::Gpu(pipeline),
+        }
+    }
+
     /// Reflectivity of `stack` at `energy_ev` over `q`. Inputs are validated first; an invalid
     /// one is reported by name (without a batch index: this is a single curve).
     pub async fn reflectivity(&self, energy_ev: f64, q: &[f64], stack: &Stack) -> Result<Reflectivity, ReflError> {
         let request = CurveRequest { stack, energy_ev, q };
         request.validate()?;
-        let engine = match &self.backend {
-            Backend::Cpu => Engine::Cpu,
-            Backend::Gpu(pipeline) => Engine::Gpu(pipeline),
-        };
-        let mut results = scatterlab_refl::compute(engine, &[request]).await?;
+        let mut results = scatterlab_refl::compute(self.engine(), &[request]).await?;
         Ok(results.pop().unwrap_or_default())
     }
 }
@@ -207,7 +218,15 @@ fn js_error(e: ReflError) -> JsError {
 }
 
 fn js_value_error(e: JsValue) -> JsError {
-    JsError::new(&e.as_string().unwrap_or_else(|| format!("{e:?}")))
+    JsError::new(&describe_js(&e))
+}
+
+/// A thrown JS value in words: its message if it is an `Error`, else its text.
+fn describe_js(e: &JsValue) -> String {
+    match e.dyn_ref::<js_sys::Error>() {
+        Some(error) => error.message().into(),
+        None => e.as_string().unwrap_or_else(|| format!("{e:?}")),
+    }
 }
 
 /// Routes Rust panics to `console.error` with their message (a bug, never an input error).
@@ -233,59 +252,4 @@ extern "C" {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::future::Future;
-    use std::task::{Context, Poll, Waker};
-
-    /// The CPU path never awaits anything pending: one poll completes it.
-    fn ready<F: Future>(future: F) -> F::Output {
-        let mut future = std::pin::pin!(future);
-        match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready(v) => v,
-            Poll::Pending => panic!("CPU future was pending"),
-        }
-    }
-
-    fn film() -> Stack {
-        Stack::from_columns(
-            &[0.0, 120.0, 0.0],
-            &[0.0, 3.0, 4.0],
-            &[0.0, 1.2e-5, 7.6e-6],
-            &[0.0, 1.1e-6, 1.7e-7],
-            &[0.0, 1.3e-5, 7.6e-6],
-            &[0.0, 1.0e-6, 1.7e-7],
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn device_names_parse() {
-        assert_eq!(parse_device("cpu"), Ok(DeviceKind::Cpu));
-        assert_eq!(parse_device("GPU"), Ok(DeviceKind::Gpu));
-        assert!(parse_device("tpu").unwrap_err().contains("tpu"));
-    }
-
-    #[test]
-    fn cpu_session_matches_engine() {
-        let session = ready(Session::new(DeviceKind::Cpu)).unwrap();
-        assert_eq!(session.device(), DeviceKind::Cpu);
-        assert_eq!(session.backend(), "cpu f64");
-        let stack = film();
-        let q = [0.02, 0.05, 0.1, 0.3];
-        let got = ready(session.reflectivity(8047.8, &q, &stack)).unwrap();
-        let want = scatterlab_refl::cpu::reflectivity(&CurveRequest { stack: &stack, energy_ev: 8047.8, q: &q }).unwrap();
-        assert_eq!(got, want);
-    }
-
-    #[test]
-    fn bad_inputs_name_the_object() {
-        let session = ready(Session::new(DeviceKind::Cpu)).unwrap();
-        let mut stack = film();
-        stack.layers[1].thickness = f64::NAN;
-        let e = ready(session.reflectivity(8047.8, &[0.1], &stack)).unwrap_err().to_string();
-        assert!(e.contains("layer 1 thickness"), "{e}");
-        let e = ready(session.reflectivity(8047.8, &[0.1, 100.0], &film())).unwrap_err().to_string();
-        assert!(e.contains("q[1]") && !e.contains("curve"), "{e}");
-    }
-}
+mod tests;
