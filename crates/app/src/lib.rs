@@ -9,12 +9,16 @@
 
 pub mod compute_job;
 pub mod gpu_engine;
+pub mod refl_fit;
 pub mod refl_panel;
 #[cfg(target_arch = "wasm32")]
 mod web;
 
 pub use gpu_engine::{backend_name, GpuSupport};
-pub use refl_panel::{Computed, DepthProfile, Device, Outcome, PlotView, ReflInputs, ReflPanel};
+pub use refl_fit::FitPanel;
+pub use refl_panel::{
+    Computed, DepthProfile, Device, Outcome, PlotView, ReflInputs, ReflPanel, ReflTab,
+};
 
 /// Called once, after the first frame has been painted (the web entry marks the page ready).
 pub type ReadyHook = Box<dyn FnOnce()>;

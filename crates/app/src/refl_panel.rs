@@ -1,6 +1,7 @@
 //! The reflectivity panel: layer table, beam, q grid and resolution, device selector, status line,
 //! a live plot of R(q) (log R, R·q⁴ or anisotropy) and the depth profile of the stack. Every change
 //! of the inputs recomputes through `scatterlab_refl::compute` (or `compute_smeared`).
+//! A second tab fits models to measured data ([`crate::refl_fit`]).
 
 mod controls;
 mod inputs;
@@ -15,6 +16,7 @@ use scatterlab_refl::Reflectivity;
 
 use crate::compute_job::{self, Job, JobPoll};
 use crate::gpu_engine::{GpuEngine, GpuReadiness, GpuSupport};
+use crate::refl_fit::FitPanel;
 pub use inputs::{Device, ReflInputs};
 pub use plot::{PlotView, Series};
 pub use profile_plot::DepthProfile;
@@ -32,6 +34,16 @@ pub struct Computed {
     pub elapsed: Duration,
     /// The inputs this result belongs to.
     pub inputs: ReflInputs,
+}
+
+/// The panel's tabs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReflTab {
+    /// Layer table, beam and live curves.
+    #[default]
+    Simulate,
+    /// Model and data loading, fitting, results and exports.
+    Fit,
 }
 
 /// A computation's result, or the error text shown in the status line.
@@ -52,6 +64,10 @@ pub struct ReflPanel {
     pub view: PlotView,
     /// The depth profile of `inputs.stack`, refreshed by [`Self::update`].
     profile: DepthProfile,
+    /// The tab on display (a dropped file switches to Fit).
+    pub tab: ReflTab,
+    /// The Fit tab.
+    pub fit: FitPanel,
 }
 
 impl ReflPanel {
@@ -66,6 +82,8 @@ impl ReflPanel {
             computed_for: None,
             pending: None,
             view: PlotView::default(),
+            tab: ReflTab::default(),
+            fit: FitPanel::default(),
         }
     }
 
@@ -180,6 +198,17 @@ impl ReflPanel {
     /// Draws the panel (and updates it first).
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         self.update(ui.ctx());
+        if self.fit.update(ui.ctx(), &mut self.gpu) {
+            self.tab = ReflTab::Fit;
+        }
+        ui.horizontal(|ui| {
+            ui.selectable_value(&mut self.tab, ReflTab::Simulate, "Simulate");
+            ui.selectable_value(&mut self.tab, ReflTab::Fit, "Fit");
+        });
+        if self.tab == ReflTab::Fit {
+            self.fit.ui(ui, &mut self.gpu, &self.inputs);
+            return;
+        }
         if self.is_busy() {
             // Belt and braces: jobs request a repaint when done, this covers a lost wake-up.
             ui.ctx().request_repaint_after(Duration::from_millis(100));

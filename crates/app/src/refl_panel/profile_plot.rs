@@ -42,7 +42,8 @@ impl DepthProfile {
 
 /// Draws the four profiles, `width` wide.
 pub fn show(ui: &mut egui::Ui, profile: &DepthProfile, width: f32) {
-    let lines: [(&str, fn(&OpticalConstants) -> f64, egui::Color32); 4] = [
+    type Pick = fn(&OpticalConstants) -> f64;
+    let lines: [(&str, Pick, egui::Color32); 4] = [
         ("δ_o", |c| c.delta_o, egui::Color32::from_rgb(64, 156, 255)),
         ("δ_e", |c| c.delta_e, egui::Color32::from_rgb(150, 110, 255)),
         ("β_o", |c| c.beta_o, egui::Color32::from_rgb(255, 140, 40)),

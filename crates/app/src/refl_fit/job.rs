@@ -1,0 +1,170 @@
+//! One fit, run as a background job: DE (generation by generation), LM polish, optional MCMC.
+//!
+//! The same async driver [`run_fit`] runs everywhere. Natively it runs on a worker thread
+//! (`compute_job::spawn`) and `pause` does nothing. In the browser it runs *cooperatively on the UI
+//! thread between frames* (`wasm_bindgen_futures::spawn_local`): DE is called one generation at a
+//! time (`max_generations: 1`, resuming from the previous `DeResult`) and `pause` awaits a
+//! `setTimeout(0)` promise after each generation, so the browser paints and handles input in
+//! between. LM runs in chunks of `stages::LM_CHUNK` iterations for the same reason. (The npm package
+//! runs its fits in a Web Worker instead.) The MCMC sampler has no resume, so on the web with the
+//! CPU engine it runs as one piece; with the GPU engine it yields at every batch readback.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use scatterlab_core::CancelToken;
+use scatterlab_refl::fit::{self, FitProgress, McmcOptions, Objective, ObjectiveOptions};
+use scatterlab_refl::gpu::ParrattGpu;
+use scatterlab_refl::Engine;
+
+use super::stages::{chi2_at, de_stage, lm_stage, Reporter};
+use super::{FitRequest, FitResult, McmcSummary, Method, ProgressSink, Stage, Start};
+use crate::compute_job::{self, Job};
+
+/// Runs `request` on `engine` (DE and MCMC batches; LM always runs on the CPU in f64).
+/// `pause()` is awaited between DE generations and LM chunks.
+pub async fn run_fit<P, F>(
+    request: &FitRequest,
+    engine: Engine<'_>,
+    sink: &ProgressSink,
+    repaint: &egui::Context,
+    cancel: &CancelToken,
+    pause: P,
+) -> Result<FitResult, String>
+where
+    P: Fn() -> F,
+    F: Future<Output = ()>,
+{
+    let started = web_time::Instant::now();
+    let s = &request.settings;
+    let options = ObjectiveOptions {
+        log_transform: s.log_transform,
+        roughness_limit: None,
+    };
+    let objective = Objective::new(&request.model, options).map_err(|e| e.to_string())?;
+    let report = Reporter { sink, repaint };
+    let start = objective.start();
+    let start_chi2 = chi2_at(&objective, &start).await?;
+    let mut evaluations = 1;
+    let mut notes = Vec::new();
+
+    let de = match &request.start {
+        Start::Polish => None,
+        Start::Fresh if s.method == Method::Lm => None,
+        Start::Fresh => Some(de_stage(&objective, engine, s, None, &report, cancel, &pause).await?),
+        Start::Resume(state) => {
+            Some(de_stage(&objective, engine, s, Some(state), &report, cancel, &pause).await?)
+        }
+    };
+    let resumed_evaluations = match &request.start {
+        Start::Resume(state) => state.result.evaluations,
+        _ => 0,
+    };
+    let mut x = de.as_ref().map_or(start, |d| d.result.x.clone());
+    evaluations += de
+        .as_ref()
+        .map_or(0, |d| d.result.evaluations - resumed_evaluations);
+    let mut stderr = None;
+    let mut mcmc = None;
+    if !cancel.is_cancelled() {
+        match lm_stage(&objective, &x, evaluations, &report, cancel, &pause).await {
+            Ok(lm) => {
+                evaluations += lm.evaluations;
+                x = lm.x;
+                stderr = Some(lm.stderr);
+            }
+            Err(e) => notes.push(format!("LM polish failed, showing the previous best: {e}")),
+        }
+    }
+    let sample = s.method == Method::Mcmc && !matches!(request.start, Start::Polish);
+    if sample && !cancel.is_cancelled() {
+        let spread = stderr.clone().unwrap_or_else(|| vec![f64::NAN; x.len()]);
+        let steps = s.mcmc_steps.max(2);
+        let options = McmcOptions {
+            steps,
+            burn: steps / 4,
+            seed: s.seed,
+            ..Default::default()
+        };
+        let mut progress = |p: &FitProgress| {
+            report.send(
+                Stage::Mcmc,
+                p.iteration,
+                p.max_iterations,
+                p.best_chi2,
+                evaluations + p.evaluations,
+            )
+        };
+        match fit::ensemble_sampler(
+            &objective,
+            engine,
+            &x,
+            &spread,
+            &options,
+            &mut progress,
+            cancel,
+        )
+        .await
+        {
+            Ok(m) => {
+                evaluations += m.evaluations;
+                x.clone_from(&m.median);
+                stderr = Some(
+                    m.upper_68
+                        .iter()
+                        .zip(&m.lower_68)
+                        .map(|(u, l)| 0.5 * (u - l))
+                        .collect(),
+                );
+                mcmc = Some(McmcSummary::new(m));
+            }
+            Err(e) => notes.push(format!("MCMC: {e}")),
+        }
+    }
+    // Reported χ² always on the CPU in f64, whatever engine ran the batches.
+    let chi2 = chi2_at(&objective, &x).await?;
+    Ok(FitResult {
+        method: s.method,
+        names: objective.names().iter().map(|n| n.to_string()).collect(),
+        values: objective.full(&x),
+        x,
+        stderr,
+        chi2,
+        start_chi2,
+        n_points: objective.n_points(),
+        evaluations,
+        seconds: started.elapsed().as_secs_f64(),
+        engine: match engine {
+            Engine::Cpu => "cpu f64".to_owned(),
+            Engine::Gpu(p) => format!("gpu f32 {}", p.context().describe()),
+        },
+        de,
+        mcmc,
+        cancelled: cancel.is_cancelled(),
+        notes,
+    })
+}
+
+/// Starts `request` in the background on the GPU pipeline if given, else the CPU.
+pub fn spawn(
+    request: FitRequest,
+    gpu: Option<Arc<ParrattGpu>>,
+    sink: ProgressSink,
+    cancel: CancelToken,
+    repaint: egui::Context,
+) -> Job<Result<FitResult, String>> {
+    let ctx = repaint.clone();
+    compute_job::spawn(repaint, move || async move {
+        let engine = gpu.as_deref().map_or(Engine::Cpu, Engine::Gpu);
+        run_fit(&request, engine, &sink, &ctx, &cancel, pause).await
+    })
+}
+
+/// Natively the fit has its own thread: nothing to yield to.
+#[cfg(not(target_arch = "wasm32"))]
+fn pause() -> std::future::Ready<()> {
+    std::future::ready(())
+}
+
+#[cfg(target_arch = "wasm32")]
+use super::web_io::yield_to_browser as pause;
