@@ -6,6 +6,7 @@
 //! scatterlab refl compute --model <model.json> [--q-grid start:stop:n] --device cpu|gpu [--out results.json]
 //! ```
 
+mod gpu_device;
 mod refl_compute;
 mod refl_fit;
 mod refl_model;

@@ -5,7 +5,6 @@ use std::path::Path;
 
 use scatterlab_core::{DeviceKind, Provenance};
 use scatterlab_refl::cases::{parse_cases, CaseInput, CaseResult, ResultsFile};
-use scatterlab_refl::gpu::ParrattGpu;
 use scatterlab_refl::{compute, CurveRequest, Engine, ReflError, Stack};
 
 /// A case ready for the engine, or why it is not.
@@ -15,13 +14,7 @@ type Prepared = Result<(CaseInput, Stack), ReflError>;
 pub fn run(cases_path: &Path, device: DeviceKind, out: Option<&Path>) -> Result<(), String> {
     let text = std::fs::read_to_string(cases_path).map_err(|e| format!("cannot read {}: {e}", cases_path.display()))?;
     let parsed = parse_cases(&text).map_err(|e| format!("{}: {e}", cases_path.display()))?;
-    let gpu = match device {
-        DeviceKind::Cpu => None,
-        DeviceKind::Gpu => {
-            let ctx = pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default())).map_err(|e| e.to_string())?;
-            Some(pollster::block_on(ParrattGpu::new(&ctx)).map_err(|e| e.to_string())?)
-        }
-    };
+    let gpu = crate::gpu_device::reflectivity_pipeline(device)?;
     let (engine, backend) = match &gpu {
         None => (Engine::Cpu, "cpu f64".to_owned()),
         Some(pipeline) => (Engine::Gpu(pipeline), format!("{} f32", pipeline.context().describe())),

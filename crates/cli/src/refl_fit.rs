@@ -5,7 +5,6 @@ use std::time::Instant;
 
 use scatterlab_core::{CancelToken, DeviceKind};
 use scatterlab_refl::fit::{self, DeOptions, LmOptions, McmcOptions, Objective, ObjectiveOptions};
-use scatterlab_refl::gpu::ParrattGpu;
 use scatterlab_refl::model::Model;
 use scatterlab_refl::Engine;
 use serde::Serialize;
@@ -70,13 +69,7 @@ pub fn run(args: &FitArgs<'_>) -> Result<(), String> {
     let file = if fit::task::is_fit_task(&text) { fit::task::task_to_model(&text).map_err(at)? } else { serde_json::from_str(&text).map_err(|e| format!("{}: {e}", args.input.display()))? };
     let model = Model::new(file).map_err(at)?;
     let objective = Objective::new(&model, ObjectiveOptions { log_transform: args.log, roughness_limit: None }).map_err(at)?;
-    let gpu = match args.device {
-        DeviceKind::Cpu => None,
-        DeviceKind::Gpu => {
-            let ctx = pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default())).map_err(|e| e.to_string())?;
-            Some(pollster::block_on(ParrattGpu::new(&ctx)).map_err(|e| e.to_string())?)
-        }
-    };
+    let gpu = crate::gpu_device::reflectivity_pipeline(args.device)?;
     let (engine, backend) = match &gpu {
         None => (Engine::Cpu, "cpu f64".to_owned()),
         Some(p) => (Engine::Gpu(p), format!("{} f32 (DE/MCMC batches), cpu f64 (LM)", p.context().describe())),

@@ -3,7 +3,6 @@
 use std::path::Path;
 
 use scatterlab_core::{DeviceKind, Provenance};
-use scatterlab_refl::gpu::ParrattGpu;
 use scatterlab_refl::model::{Model, ModelFile, Polarization};
 use scatterlab_refl::Engine;
 use serde::Serialize;
@@ -55,13 +54,7 @@ pub fn run(model_path: &Path, grid: Option<&str>, device: DeviceKind, out: Optio
         }
     }
     let model = Model::new(file).map_err(at)?;
-    let gpu = match device {
-        DeviceKind::Cpu => None,
-        DeviceKind::Gpu => {
-            let ctx = pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default())).map_err(|e| e.to_string())?;
-            Some(pollster::block_on(ParrattGpu::new(&ctx)).map_err(|e| e.to_string())?)
-        }
-    };
+    let gpu = crate::gpu_device::reflectivity_pipeline(device)?;
     let (engine, backend) = match &gpu {
         None => (Engine::Cpu, if model.needs_general() { "cpu f64 4x4" } else { "cpu f64 recursion" }.to_owned()),
         Some(p) => (Engine::Gpu(p), format!("{} f32", p.context().describe())),

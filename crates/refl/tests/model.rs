@@ -84,25 +84,15 @@ fn evaluation_equals_the_engine_on_the_built_stack() {
     }
 }
 
-#[test]
-fn jacobian_matches_central_differences() {
-    let model = example();
-    let values = model.values().to_vec();
-    let wrt = model.varying();
-    assert_eq!(wrt.len(), model.parameter_names().len());
-    let jac = model.jacobian(&values, &wrt).unwrap();
-    let base = pollster::block_on(model.evaluate(Engine::Cpu, &[&values])).unwrap();
-    for (d, curve) in base[0].iter().enumerate() {
-        let worst = curve.iter().zip(&jac.curves[d]).map(|(a, b)| ((a - b) / a).abs()).fold(0.0, f64::max);
-        assert!(worst < 1e-12, "dataset {d}: Jacobian curve differs from evaluate by {worst:e}");
-    }
+/// Largest relative difference between the exact Jacobian and central differences, and where.
+fn worst_jacobian_error(model: &Model, values: &[f64], wrt: &[usize], jac: &scatterlab_refl::model::ModelJacobian) -> (f64, String) {
     let mut worst = (0.0, String::new());
     for (k, &p) in wrt.iter().enumerate() {
         // A step of 1e-4 of the bound range: small against every curvature scale here, large
         // against rounding (the background's range is 1e-6 next to R ≈ 1).
         let h = 1e-4 * model.bounds(p).map_or(1.0, |b| b[1] - b[0]);
         let at = |x: f64| {
-            let mut v = values.clone();
+            let mut v = values.to_vec();
             v[p] = x;
             pollster::block_on(model.evaluate(Engine::Cpu, &[&v])).unwrap().remove(0)
         };
@@ -118,6 +108,22 @@ fn jacobian_matches_central_differences() {
             }
         }
     }
+    worst
+}
+
+#[test]
+fn jacobian_matches_central_differences() {
+    let model = example();
+    let values = model.values().to_vec();
+    let wrt = model.varying();
+    assert_eq!(wrt.len(), model.parameter_names().len());
+    let jac = model.jacobian(&values, &wrt).unwrap();
+    let base = pollster::block_on(model.evaluate(Engine::Cpu, &[&values])).unwrap();
+    for (d, curve) in base[0].iter().enumerate() {
+        let worst = curve.iter().zip(&jac.curves[d]).map(|(a, b)| ((a - b) / a).abs()).fold(0.0, f64::max);
+        assert!(worst < 1e-12, "dataset {d}: Jacobian curve differs from evaluate by {worst:e}");
+    }
+    let worst = worst_jacobian_error(&model, &values, &wrt, &jac);
     println!("worst relative Jacobian error {:.2e} at {}", worst.0, worst.1);
     assert!(worst.0 < 2e-5, "worst relative Jacobian error {:.2e} at {}", worst.0, worst.1);
 }
@@ -175,26 +181,7 @@ fn tilted_model_jacobian_matches_central_differences() {
     assert!(err.contains("q-offset"), "{err}");
     let wrt: Vec<usize> = (0..names.len()).filter(|&p| names[p] != "q_shift" && names[p] != "res").collect();
     let jac = model.jacobian(&values, &wrt).unwrap();
-    let mut worst = (0.0, String::new());
-    for (k, &p) in wrt.iter().enumerate() {
-        let h = 1e-4 * model.bounds(p).map_or(1.0, |b| b[1] - b[0]);
-        let at = |x: f64| {
-            let mut v = values.clone();
-            v[p] = x;
-            pollster::block_on(model.evaluate(Engine::Cpu, &[&v])).unwrap().remove(0)
-        };
-        let (plus, minus) = (at(values[p] + h), at(values[p] - h));
-        for d in 0..plus.len() {
-            let row_scale = jac.d[d][k].iter().fold(0.0f64, |m, x| m.max(x.abs()));
-            for i in 0..plus[d].len() {
-                let numeric = (plus[d][i] - minus[d][i]) / (2.0 * h);
-                let err = (jac.d[d][k][i] - numeric).abs() / numeric.abs().max(1e-3 * row_scale).max(1e-300);
-                if err > worst.0 {
-                    worst = (err, format!("{} dataset {d} q[{i}]", names[p]));
-                }
-            }
-        }
-    }
+    let worst = worst_jacobian_error(&model, &values, &wrt, &jac);
     println!("tilted model: worst relative Jacobian error {:.2e} at {}", worst.0, worst.1);
     assert!(worst.0 < 2e-5, "worst relative Jacobian error {:.2e} at {}", worst.0, worst.1);
 }
