@@ -33,5 +33,9 @@ if [ -f dist/pkg/scatterlab_web.js ]; then
 else
   echo "bench: no dist/pkg; run scripts/build-web.sh, then scripts/bench.sh again for wasm vs native"
 fi
+# The same fit in the browser: the npm package's Web Worker in headless Chromium (goal <= 5 s).
+if [ -f dist/worker.js ]; then
+  node benches/web/fit_wasm.mjs || echo "bench: browser fit benchmark failed"
+fi
 # Fitting the fixture task: our DE + LM (CPU, GPU) vs refnx's DE with refloxide's model (about a minute).
 cargo run --release -q -p scatterlab-benches --bin refl_fit_bench || echo "bench: fit benchmark failed"

@@ -25,8 +25,8 @@ export interface FitOptions {
   resume?: FitState;
   /**
    * Aborting it cancels the fit: it stops at its next pause (within a DE generation plus ~20 ms) and
-   * resolves with its best point, `cancelled: true` and its `state`. LM and, on the CPU, the MCMC
-   * sampler run to their end once started.
+   * resolves with its best point, `cancelled: true` and its `state`. LM runs to its end once started;
+   * the MCMC sampler stops at its next step (before the end of burn-in the result is LM's).
    */
   signal?: AbortSignal;
 }
@@ -97,6 +97,9 @@ export interface FitResult {
     upper_68: number[];
     lm_value: number[];
     lm_stderr: number[];
+    /** Kept samples. */
     samples: number;
+    /** Their values, row-major: `samples` rows of one value per parameter (in the order of `parameters`). */
+    sample_values: Float64Array;
   };
 }

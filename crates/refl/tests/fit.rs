@@ -109,3 +109,30 @@ fn a_cancelled_fit_stops_at_once() {
     assert_eq!(de.generations, 0);
     assert!(!de.converged);
 }
+
+#[test]
+fn the_sampler_run_in_pieces_equals_one_run() {
+    let t = task();
+    let objective = Objective::new(&t.model, ObjectiveOptions::default()).unwrap();
+    let cancel = CancelToken::new();
+    let spread: Vec<f64> = (0..objective.dimension()).map(|k| 1e-3 * (objective.bounds(k)[1] - objective.bounds(k)[0])).collect();
+    let options = McmcOptions { steps: 30, burn: 10, thin: 2, seed: 5, ..Default::default() };
+    let whole = pollster::block_on(fit::ensemble_sampler(&objective, Engine::Cpu, &t.truth, &spread, &options, &mut quiet(), &cancel)).unwrap();
+    let mut sampler = pollster::block_on(fit::EnsembleSampler::start(&objective, Engine::Cpu, &t.truth, &spread, &options)).unwrap();
+    let mut steps_seen = Vec::new();
+    while !sampler.is_done() {
+        let taken = pollster::block_on(sampler.run_steps(&objective, Engine::Cpu, 7, &mut |p| steps_seen.push(p.iteration), &cancel)).unwrap();
+        assert!(taken >= 1 && taken <= 7, "{taken} steps");
+    }
+    assert_eq!(steps_seen, (1..=30).collect::<Vec<_>>());
+    let pieces = sampler.finish().unwrap();
+    assert_eq!(pieces, whole, "a run split into pieces of 7 steps differs from one run");
+    assert_eq!(whole.samples.len(), 10 * 4 * objective.dimension());
+    // A cancel stops the pieces too, and finishing before the end of burn-in is a named error.
+    let mut early = pollster::block_on(fit::EnsembleSampler::start(&objective, Engine::Cpu, &t.truth, &spread, &options)).unwrap();
+    pollster::block_on(early.run_steps(&objective, Engine::Cpu, 5, &mut quiet(), &cancel)).unwrap();
+    cancel.cancel();
+    assert_eq!(pollster::block_on(early.run_steps(&objective, Engine::Cpu, 5, &mut quiet(), &cancel)).unwrap(), 0);
+    let e = early.finish().unwrap_err().to_string();
+    assert!(e.contains("burn-in"), "{e}");
+}

@@ -15,9 +15,9 @@
 //! `usize`, so wasm32 and 64-bit native runs of the same seed differ.)
 //!
 //! LM is synchronous and short (tens of iterations on the CPU): it reports progress but is not
-//! paused. The ensemble sampler has no resume: on the CPU it runs to its end once started; on the GPU
-//! its batches wait for the device, the event loop turns, and the host's progress callback sees an
-//! abort and cancels it.
+//! paused. The ensemble sampler runs one step per call ([`fit::EnsembleSampler`]), pausing in
+//! between like DE, so it can be cancelled; cancelled before the end of burn-in, the fit keeps LM's
+//! result.
 
 use std::future::Future;
 
@@ -113,6 +113,8 @@ pub struct McmcSummary {
     pub lm_stderr: Vec<f64>,
     /// Kept samples.
     pub samples: usize,
+    /// The kept samples' values, row-major: `samples` rows of one value per free parameter.
+    pub sample_values: Vec<f64>,
 }
 
 /// The result of [`run_fit`].
@@ -271,7 +273,16 @@ pub async fn run_fit<H: FitHost>(text: &str, options: &FitOptions, engine: Engin
 async fn sample<H: FitHost>(objective: &Objective<'_>, engine: Engine<'_>, options: &FitOptions, reporter: &mut Reporter<'_, H>, cancel: &CancelToken, lm_stderr: &[f64], out: &mut FitOutcome) -> Result<(), ReflError> {
     let mcmc_options = McmcOptions { steps: options.steps, burn: options.steps / 4, seed: options.seed, ..Default::default() };
     let offset = out.evaluations;
-    let result = fit::ensemble_sampler(objective, engine, &out.x, lm_stderr, &mcmc_options, &mut |p| reporter.report(p, offset, p.iteration), cancel).await;
+    // One step per call, pausing in between (the host yields every ~20 ms), like DE's generations.
+    let result = async {
+        let mut sampler = fit::EnsembleSampler::start(objective, engine, &out.x, lm_stderr, &mcmc_options).await?;
+        while !sampler.is_done() && !cancel.is_cancelled() {
+            sampler.run_steps(objective, engine, 1, &mut |p| reporter.report(p, offset, p.iteration), cancel).await?;
+            reporter.host.pause().await;
+        }
+        sampler.finish()
+    }
+    .await;
     let m = match result {
         Err(_) if cancel.is_cancelled() => return Ok(()),
         r => r?,
@@ -285,6 +296,7 @@ async fn sample<H: FitHost>(objective: &Objective<'_>, engine: Engine<'_>, optio
         lm_value: out.x.clone(),
         lm_stderr: lm_stderr.to_vec(),
         samples: m.samples.len(),
+        sample_values: m.samples.concat(),
     });
     out.stderr = m.upper_68.iter().zip(&m.lower_68).map(|(u, l)| 0.5 * (u - l)).collect();
     (out.x, out.chi2) = (m.median, chi2_median);

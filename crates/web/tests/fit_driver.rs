@@ -32,12 +32,14 @@ struct TestHost {
     reports: Vec<FitReport>,
     cancel: CancelToken,
     cancel_after: Option<usize>,
+    /// Cancels at the pause after this sampler step instead.
+    cancel_after_step: Option<usize>,
     start: std::time::Instant,
 }
 
 impl TestHost {
     fn new(cancel: &CancelToken, cancel_after: Option<usize>) -> Self {
-        TestHost { reports: Vec::new(), cancel: cancel.clone(), cancel_after, start: std::time::Instant::now() }
+        TestHost { reports: Vec::new(), cancel: cancel.clone(), cancel_after, cancel_after_step: None, start: std::time::Instant::now() }
     }
     fn de_generations(&self) -> Vec<usize> {
         self.reports.iter().filter(|r| r.progress.method == "de").map(|r| r.progress.iteration).collect()
@@ -51,6 +53,10 @@ impl FitHost for TestHost {
     async fn pause(&mut self) {
         let last_de = self.de_generations().last().copied();
         if self.cancel_after.is_some() && last_de == self.cancel_after {
+            self.cancel.cancel();
+        }
+        let last = self.reports.last().map(|r| (r.progress.method, r.progress.iteration));
+        if self.cancel_after_step.is_some_and(|n| last == Some(("mcmc", n))) {
             self.cancel.cancel();
         }
     }
@@ -129,7 +135,26 @@ fn mcmc_reports_its_steps_and_a_summary() {
     let steps: Vec<usize> = host.reports.iter().filter(|r| r.progress.method == "mcmc").map(|r| r.progress.iteration).collect();
     assert_eq!(steps, (1..=12).collect::<Vec<_>>());
     assert_eq!(summary.samples, 48 * 9, "48 walkers × (12 − 3 burn-in) steps");
+    assert_eq!(summary.sample_values.len(), 48 * 9 * 12, "one row of 12 values per sample");
     assert!(m.chi2.is_finite() && m.stderr.iter().all(|s| s.is_finite()));
+}
+
+#[test]
+fn mcmc_stops_at_a_cancel_between_steps() {
+    let options = FitOptions { method: FitMethod::Mcmc, steps: 40, ..short_de(3) };
+    let cancel = CancelToken::new();
+    // After burn-in (10 of 40 steps): the samples so far are summarised.
+    let mut host = TestHost { cancel_after_step: Some(14), ..TestHost::new(&cancel, None) };
+    let m = ready(run_fit(TASK, &options, Engine::Cpu, &mut host, &cancel)).unwrap();
+    let last = host.reports.last().map(|r| (r.progress.method, r.progress.iteration));
+    println!("cancelled after step 14: {} samples, χ² {:.2}", m.mcmc.as_ref().map_or(0, |s| s.samples), m.chi2);
+    assert!(m.cancelled && last == Some(("mcmc", 14)), "{last:?}");
+    assert_eq!(m.mcmc.as_ref().map(|s| s.samples), Some(48 * 4), "steps 11–14 kept");
+    // Before the end of burn-in: the fit keeps LM's result, no summary.
+    let cancel = CancelToken::new();
+    let mut host = TestHost { cancel_after_step: Some(5), ..TestHost::new(&cancel, None) };
+    let early = ready(run_fit(TASK, &options, Engine::Cpu, &mut host, &cancel)).unwrap();
+    assert!(early.cancelled && early.mcmc.is_none() && early.stderr.iter().all(|s| s.is_finite()));
 }
 
 #[test]

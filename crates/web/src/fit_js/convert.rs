@@ -129,6 +129,7 @@ pub(super) fn result_object(out: &FitOutcome, device: &str, backend: &str) -> Re
         set(&o, "lm_value", array(&m.lm_value))?;
         set(&o, "lm_stderr", array(&m.lm_stderr))?;
         set(&o, "samples", (m.samples as f64).into())?;
+        set(&o, "sample_values", js_sys::Float64Array::from(m.sample_values.as_slice()).into())?;
         set(&obj, "mcmc", o.into())?;
     }
     Ok(obj.into())

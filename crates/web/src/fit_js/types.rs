@@ -79,6 +79,6 @@ export interface FitResult {
   /** The model file with the fitted values, JSON: fit it with method "lm" to polish. */
   model: string;
   /** The sampler's summary ("mcmc" only). */
-  mcmc?: { acceptance_fraction: number; autocorrelation_time: number[]; lower_68: number[]; upper_68: number[]; lm_value: number[]; lm_stderr: number[]; samples: number };
+  mcmc?: { acceptance_fraction: number; autocorrelation_time: number[]; lower_68: number[]; upper_68: number[]; lm_value: number[]; lm_stderr: number[]; samples: number; sample_values: Float64Array };
 }
 "#;
