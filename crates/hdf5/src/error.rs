@@ -94,6 +94,32 @@ pub enum H5Error {
     },
 }
 
+impl H5Error {
+    /// Maps an hdf5-reader error about `object` in `file` onto ours: unsupported features and
+    /// filters keep their kind (the file browser lists them per object), I/O stays I/O, and the
+    /// rest is a format error carrying hdf5-reader's message.
+    pub fn from_reader(file: &str, object: &str, e: hdf5_reader::error::Error) -> Self {
+        use hdf5_reader::error::Error as E;
+        let (file, object) = (file.to_string(), object.to_string());
+        match e {
+            E::Context { source, .. } => Self::from_reader(&file, &object, *source),
+            E::Io(io) => Self::Io { file, detail: format!("{object}: {io}") },
+            E::UnsupportedLayoutClass(3) => Self::UnsupportedFeature { file, object, feature: "virtual dataset (layout class 3)".into() },
+            E::UnsupportedFilter(what) => {
+                let id = what.strip_prefix("filter id ").and_then(|n| n.parse().ok()).unwrap_or(0);
+                let name = if id == 0 { what } else { crate::filters::filter_name(id).to_string() };
+                Self::UnsupportedFilter { file, dataset: object, id, name }
+            }
+            e @ (E::UnsupportedLayoutClass(_)
+            | E::UnsupportedDatatypeClass(_)
+            | E::UnsupportedEncoding(_)
+            | E::UnsupportedChunkIndexType(_)
+            | E::UnsupportedLinkType(_)) => Self::UnsupportedFeature { file, object, feature: e.to_string() },
+            other => Self::Format { file, object, detail: other.to_string() },
+        }
+    }
+}
+
 /// Why a chunk failed to decode, before the caller adds file, dataset and chunk
 /// ([`H5Error::Corrupt`]). The decoders in [`crate::filters`] return this.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

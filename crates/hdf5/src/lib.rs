@@ -1,14 +1,36 @@
-//! HDF5 reading for scatterlab, built on the pure-Rust `hdf5-reader` crate.
+//! HDF5 reading for scatterlab, built on the pure-Rust `hdf5-reader` crate (pinned `=0.12.1`).
 //!
 //! `hdf5-reader` parses the file structure; this crate closes its gaps for detector data
-//! (docs/plans/hdf5-loading.md): our own bitshuffle+LZ4 (32008) and HDF5-LZ4 (32004) decoders,
-//! raw chunk access through its public index walkers, and storage back ends.
+//! (docs/plans/hdf5-loading.md):
+//! - [`filters`]: our bitshuffle+LZ4 (32008) and multi-block HDF5-LZ4 (32004) decoders, writing
+//!   into caller buffers, and [`registry`] to plug them into hdf5-reader's typed reads;
+//! - [`raw`]: a dataset's dense chunk table from any chunk index type, chunk bytes read in a few
+//!   large requests, and decoding straight into a reused frame buffer;
+//! - [`storage`]: where bytes come from (native file, memory, a read counter for tests);
+//! - [`H5File`]: an open file that names itself in every [`H5Error`].
+//!
+//! ```no_run
+//! # fn main() -> scatterlab_hdf5::Result<()> {
+//! let file = scatterlab_hdf5::H5File::open_path("dev_small_data_000001.h5")?;
+//! let ds = scatterlab_hdf5::open_raw(&file, "/entry/data/data")?;
+//! let (mut frame, mut scratch) = (vec![0u8; ds.chunk_bytes() as usize], Vec::new());
+//! ds.read_chunks(&file, 0..ds.n_chunks(), |i, loc, bytes| {
+//!     ds.decode_chunk_into(i, loc, bytes, &mut frame, &mut scratch)
+//! })?;
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod error;
+pub mod file;
 pub mod filters;
+pub mod raw;
+pub mod storage;
 
 pub use error::{DecodeError, H5Error, Result};
+pub use file::H5File;
 pub use filters::{filter_name, registry};
+pub use raw::{open_raw, ChunkLoc, RawDataset, RawLayout};
 
 /// The version string recorded in provenance: this crate and the pinned readers it builds on.
 pub const READER_VERSION: &str = concat!("scatterlab-hdf5 ", env!("CARGO_PKG_VERSION"), " (hdf5-reader 0.12.1, lz4_flex 0.14.2)");

@@ -72,7 +72,7 @@ pub fn decode_bitshuffle(desc: &FilterDescription, src: &[u8], dataset_elem_size
         BitshuffleCompression::Lz4 => {
             let (total, _) = bslz4::bslz4_header(src)?;
             let total = checked_declared(total, src.len(), "bslz4 header")?;
-            let mut out = vec![0u8; total];
+            let mut out = zeroed(total)?;
             let mut scratch = Vec::new();
             let n = bslz4::decode_bslz4_into(src, p.elem_size, &mut out, &mut scratch)?;
             out.truncate(n);
@@ -97,10 +97,19 @@ pub fn decode_bitshuffle(desc: &FilterDescription, src: &[u8], dataset_elem_size
 pub fn decode_h5lz4(src: &[u8]) -> Result<Vec<u8>, DecodeError> {
     let (orig, _) = h5lz4::h5lz4_header(src)?;
     let orig = checked_declared(orig, src.len(), "h5lz4 header")?;
-    let mut out = vec![0u8; orig];
+    let mut out = zeroed(orig)?;
     let n = h5lz4::decode_h5lz4_into(src, &mut out)?;
     out.truncate(n);
     Ok(out)
+}
+
+/// A zeroed buffer, or an error instead of the abort a failed allocation would be (a declared
+/// size can still be large, and wasm has little memory).
+fn zeroed(n: usize) -> Result<Vec<u8>, DecodeError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| DecodeError::invalid("chunk output", format!("cannot allocate {n} bytes")))?;
+    v.resize(n, 0);
+    Ok(v)
 }
 
 /// A declared decoded size as usize, refused when no LZ4 stream of `src_len` bytes could produce it.
