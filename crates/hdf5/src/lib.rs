@@ -7,6 +7,10 @@
 //! - [`raw`]: a dataset's dense chunk table from any chunk index type, chunk bytes read in a few
 //!   large requests, and decoding straight into a reused frame buffer;
 //! - [`storage`]: where bytes come from (native file, memory, a read counter for tests);
+//! - [`links`] and [`tree`]: a group's links (external ones included, compact or dense) and
+//!   the file browser's tree of groups, datasets and links, errors caught per object;
+//! - [`values`]: numbers and strings of metadata whatever their stored type; [`hash`]: source
+//!   file hashes for provenance;
 //! - [`H5File`]: an open file that names itself in every [`H5Error`].
 //!
 //! ```no_run
@@ -24,13 +28,20 @@
 pub mod error;
 pub mod file;
 pub mod filters;
+pub mod hash;
+pub mod links;
 pub mod raw;
 pub mod storage;
+pub mod tree;
+pub mod values;
 
 pub use error::{DecodeError, H5Error, Result};
 pub use file::H5File;
 pub use filters::{filter_name, registry};
+pub use hash::{hash_storage, HashKind};
+pub use links::{links, LinkInfo, LinkTarget};
 pub use raw::{open_raw, ChunkLoc, RawDataset, RawLayout};
+pub use tree::{tree, Node, NodeKind, Tree, TreeOptions};
 
 /// The version string recorded in provenance: this crate and the pinned readers it builds on.
 pub const READER_VERSION: &str = concat!("scatterlab-hdf5 ", env!("CARGO_PKG_VERSION"), " (hdf5-reader 0.12.1, lz4_flex 0.14.2)");

@@ -106,17 +106,7 @@ pub fn open_raw(file: &H5File, path: &str) -> Result<RawDataset> {
             index::chunk_table(&ctx, address, dims, chunk_indexing.as_ref())?
         }
     };
-    let filters = pipeline
-        .iter()
-        .map(|f| {
-            let stored_name = f.name.clone().filter(|n| !n.is_empty());
-            let name = match (filters::filter_name(f.id), &stored_name) {
-                ("unknown", Some(n)) => n.clone(),
-                (known, _) => known.to_string(),
-            };
-            Filter { id: f.id, name, stored_name, client_data: f.client_data.clone(), supported: filters::is_supported(f.id) }
-        })
-        .collect();
+    let filters = pipeline.iter().map(Filter::from_description).collect();
     let decode = decode_path(&pipeline, es);
     Ok(RawDataset {
         path: path.to_string(),

@@ -92,7 +92,8 @@ pub enum RawLayout {
 }
 
 /// HDF5's chunk index types (layout message v3: B-tree v1 only; v4: all).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ChunkIndexKind {
     /// Version 1 B-tree (superblock v0–v2 files).
     BTreeV1,
@@ -109,7 +110,7 @@ pub enum ChunkIndexKind {
 }
 
 /// One filter of a dataset's pipeline, in the order it was applied when writing.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Filter {
     /// HDF5 filter id.
     pub id: u16,
@@ -122,4 +123,17 @@ pub struct Filter {
     pub client_data: Vec<u32>,
     /// Whether this crate decodes it.
     pub supported: bool,
+}
+
+impl Filter {
+    /// Names a filter of a pipeline message: the registered name, else the one stored in the
+    /// file, else `"unknown"`; and whether this crate decodes it.
+    pub fn from_description(f: &hdf5_reader::messages::filter_pipeline::FilterDescription) -> Self {
+        let stored_name = f.name.clone().filter(|n| !n.is_empty());
+        let name = match (crate::filters::filter_name(f.id), &stored_name) {
+            ("unknown", Some(n)) => n.clone(),
+            (known, _) => known.to_string(),
+        };
+        Self { id: f.id, name, stored_name, client_data: f.client_data.clone(), supported: crate::filters::is_supported(f.id) }
+    }
 }
