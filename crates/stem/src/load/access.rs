@@ -1,0 +1,108 @@
+//! Reading frames: decode the chunks covering a run of frames of one data file (read in few
+//! coalesced requests) into a byte buffer in stored byte order, then into typed pixels.
+
+use scatterlab_hdf5::RawLayout;
+
+use super::dectris::DataPart;
+use super::error::{LoadError, Result};
+use super::Acquisition;
+
+/// Buffers reused across reads: one decoded chunk and the decoders' scratch.
+#[derive(Default)]
+pub(super) struct Decoder {
+    chunk: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+impl Acquisition {
+    /// The part holding global frame `f` (present or not), or an error naming the range.
+    pub(super) fn part_of(&self, f: u64) -> Result<(usize, &DataPart)> {
+        self.parts
+            .iter()
+            .enumerate()
+            .find(|(_, p)| f >= p.first_frame && f < p.first_frame + p.n_frames)
+            .ok_or_else(|| LoadError::Request(format!("frame {f} is not in {} (frames 0..{})", self.master, self.n_frames)))
+    }
+
+    /// Decodes frames `first .. first + n` (all in part `pi`) into `out` (`n` frames of
+    /// stored bytes).
+    pub(super) fn read_part_bytes(&self, pi: usize, first: u64, n: usize, out: &mut [u8], dec: &mut Decoder) -> Result<()> {
+        let part = self.parts.get(pi).ok_or_else(|| LoadError::Request(format!("no data part {pi}")))?;
+        let Some(src) = &part.source else {
+            return Err(LoadError::MissingData { frame: first, file: part.file.clone(), master: self.master.clone(), link: part.link.clone() });
+        };
+        let fb = self.frame_bytes();
+        let local = first - part.first_frame;
+        if local + n as u64 > part.n_frames || out.len() != n * fb {
+            return Err(LoadError::Request(format!("frames {first}..+{n} outside {} or buffer of {} bytes", part.file, out.len())));
+        }
+        let (file, ds) = (&src.file, &src.ds);
+        let RawLayout::Chunked { dims, grid, .. } = &ds.layout else {
+            return Ok(ds.read_contiguous_into(file, local * fb as u64, out)?);
+        };
+        let (Some([k, cr, cc]), Some([_, g1, g2])) = (as3(dims), as3(grid)) else {
+            return Err(LoadError::Request(format!("{}: {} chunk grid is not 3-D", part.file, ds.path)));
+        };
+        let (k, cr, cc, g1, g2) = (k.max(1), cr as usize, cc as usize, g1 as usize, g2 as usize);
+        let per_row = g1 * g2;
+        let (g_first, g_last) = (local / k, (local + n as u64 - 1) / k);
+        let range = (g_first as usize * per_row)..((g_last as usize + 1) * per_row);
+        let [dr, dc] = self.det;
+        let es = self.kind.size();
+        // The common case (Dectris): one whole frame per chunk, decoded straight into `out`.
+        if k == 1 && per_row == 1 {
+            return Ok(ds.read_chunks(file, range, |i, loc, raw| {
+                let at = (i as u64 - local) as usize * fb;
+                let dst = out.get_mut(at..at + fb).ok_or_else(|| scatterlab_hdf5::H5Error::Format {
+                    file: file.name().into(),
+                    object: ds.path.clone(),
+                    detail: format!("chunk {i} outside the frames read"),
+                })?;
+                ds.decode_chunk_into(i, loc, raw, dst, &mut dec.scratch)
+            })?);
+        }
+        dec.chunk.resize(ds.chunk_bytes() as usize, 0);
+        let Decoder { chunk, scratch } = dec;
+        ds.read_chunks(file, range, |i, loc, raw| {
+            ds.decode_chunk_into(i, loc, raw, chunk, scratch)?;
+            let (g, rest) = (i / per_row, i % per_row);
+            let (r0, c0) = ((rest / g2) * cr, (rest % g2) * cc);
+            let ncols = cc.min(dc.saturating_sub(c0));
+            for j in 0..k as usize {
+                let lf = g as u64 * k + j as u64;
+                if lf < local || lf >= local + n as u64 {
+                    continue;
+                }
+                let fo = (lf - local) as usize * fb;
+                for r in 0..cr.min(dr.saturating_sub(r0)) {
+                    let s = ((j * cr + r) * cc) * es;
+                    let d = fo + ((r0 + r) * dc + c0) * es;
+                    if let (Some(src), Some(dst)) = (chunk.get(s..s + ncols * es), out.get_mut(d..d + ncols * es)) {
+                        dst.copy_from_slice(src);
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    /// Decodes `n` consecutive frames from `first` into `out` (stored bytes), across data files.
+    pub(super) fn read_bytes(&self, first: u64, n: usize, out: &mut [u8], dec: &mut Decoder) -> Result<()> {
+        let fb = self.frame_bytes();
+        let (mut f, mut done) = (first, 0usize);
+        while done < n {
+            let (pi, part) = self.part_of(f)?;
+            let take = ((part.first_frame + part.n_frames - f) as usize).min(n - done);
+            let dst = out.get_mut(done * fb..(done + take) * fb).ok_or_else(|| LoadError::Request("output buffer too small".into()))?;
+            self.read_part_bytes(pi, f, take, dst, dec)?;
+            f += take as u64;
+            done += take;
+        }
+        Ok(())
+    }
+}
+
+fn as3(v: &[u64]) -> Option<[u64; 3]> {
+    <[u64; 3]>::try_from(v).ok()
+}

@@ -1,0 +1,194 @@
+//! Opening an acquisition: a Dectris master with external links to `<prefix>_data_NNNNNN.h5`,
+//! or one file holding `/entry/data/data` itself.
+//!
+//! Data files are found through the [`FileSet`] by the names the links store (same folder).
+//! A missing data file does not fail the open: it is listed in [`Acquisition::missing`], its
+//! frame range inferred from its neighbours, and reading a frame in it is an error naming it.
+
+use scatterlab_hdf5::links::{links, LinkTarget};
+use scatterlab_hdf5::raw::NumberKind;
+use scatterlab_hdf5::values::attribute_numbers;
+use scatterlab_hdf5::{open_raw, H5File, RawDataset};
+
+use super::error::{LoadError, Result};
+use super::fileset::FileSet;
+use super::meta::{optional_numbers, read_calibration, read_mask, read_scan_shape, Hints, DETECTOR_SPECIFIC};
+use super::pixels::PixelKind;
+use super::Acquisition;
+
+/// The frames dataset's path in data files and single files.
+pub const DATA_PATH: &str = "/entry/data/data";
+const DATA_GROUP: &str = "/entry/data";
+
+/// One source of frames: a data file (or the single file itself).
+pub struct DataPart {
+    /// The master's link name (`data_000001`), or `data` for a single file.
+    pub link: String,
+    /// The file name.
+    pub file: String,
+    /// First global frame index (0-based).
+    pub first_frame: u64,
+    /// Frames in it (inferred from the neighbours when missing).
+    pub n_frames: u64,
+    /// Its size in bytes (`None` when missing).
+    pub size: Option<u64>,
+    pub(super) source: Option<Present>,
+}
+
+/// An opened data file.
+pub(super) struct Present {
+    pub file: H5File,
+    pub ds: RawDataset,
+}
+
+/// A data file the master links to that the file set lacks.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct MissingFile {
+    /// The link name in the master.
+    pub link: String,
+    /// The file it names.
+    pub file: String,
+    /// The frames it would hold, `[first, end)` (inferred; `None` if it cannot be).
+    pub frames: Option<[u64; 2]>,
+}
+
+impl DataPart {
+    /// Whether the file is available.
+    pub fn is_present(&self) -> bool {
+        self.source.is_some()
+    }
+}
+
+fn meta(file: &H5File, detail: String) -> LoadError {
+    LoadError::Metadata { file: file.name().to_string(), detail }
+}
+
+pub(super) fn open(fs: &dyn FileSet, master: &str, hints: &Hints) -> Result<Acquisition> {
+    let storage = fs.open(master)?.ok_or_else(|| LoadError::MissingFile { file: master.to_string(), needed_by: "open".into() })?;
+    let master_size = storage.len();
+    let file = H5File::open(storage.clone(), master)?;
+    let mut warnings = Vec::new();
+    let entries = links(&file, DATA_GROUP)?;
+    let mut parts = Vec::new();
+    let single = entries.iter().any(|l| l.name == "data" && matches!(l.target, LinkTarget::Hard { .. }));
+    if single {
+        let ds = open_raw(&file, DATA_PATH)?;
+        let n = ds.shape.first().copied().unwrap_or(0);
+        parts.push(DataPart { link: "data".into(), file: master.into(), first_frame: 0, n_frames: n, size: Some(master_size), source: None });
+        let f2 = H5File::open(storage, master)?;
+        parts[0].source = Some(Present { file: f2, ds });
+    } else {
+        for l in &entries {
+            let LinkTarget::External { file: target, path } = &l.target else { continue };
+            if !l.name.starts_with("data_") {
+                continue;
+            }
+            let Some(st) = fs.open(target)? else {
+                parts.push(DataPart { link: l.name.clone(), file: target.clone(), first_frame: 0, n_frames: 0, size: None, source: None });
+                continue;
+            };
+            let size = st.len();
+            let df = H5File::open(st, target.clone())?;
+            let ds = open_raw(&df, path)?;
+            let n = ds.shape.first().copied().unwrap_or(0);
+            let first = match attribute_numbers(&df, path, "image_nr_low") {
+                Ok(v) if v.first().is_some_and(|&x| x >= 1.0) => {
+                    let low = v.first().copied().unwrap_or(1.0) as u64;
+                    if let Ok(h) = attribute_numbers(&df, path, "image_nr_high") {
+                        if let Some(&high) = h.first() {
+                            if high as u64 + 1 != low + n {
+                                return Err(meta(&df, format!("{path}: image_nr_low..high = {low}..{high} but {n} frames stored")));
+                            }
+                        }
+                    }
+                    Some(low - 1)
+                }
+                _ => None,
+            };
+            // Without image_nr_low the file follows the previous one.
+            let first = first.unwrap_or_else(|| parts.last().map_or(0, |p: &DataPart| p.first_frame + p.n_frames));
+            parts.push(DataPart { link: l.name.clone(), file: target.clone(), first_frame: first, n_frames: n, size: Some(size), source: Some(Present { file: df, ds }) });
+        }
+        if parts.is_empty() {
+            return Err(meta(&file, format!("{DATA_GROUP} has neither a data dataset nor data_NNNNNN external links")));
+        }
+    }
+    let scan = read_scan_shape(&file, hints, &mut warnings);
+    let images = |n: &str| optional_numbers(&file, &format!("{DETECTOR_SPECIFIC}/{n}")).ok().flatten().and_then(|v| v.first().copied());
+    let declared = match (images("nimages"), images("ntrigger")) {
+        (Some(n), t) if n >= 1.0 => Some((n * t.filter(|t| *t >= 1.0).unwrap_or(1.0)) as u64),
+        _ => None,
+    };
+    let total = declared.or_else(|| scan.as_ref().map(|s| (s.rows * s.cols) as u64));
+    let missing = infer_missing(&mut parts, total);
+    let first = parts.iter().find_map(|p| p.source.as_ref()).ok_or_else(|| {
+        meta(&file, format!("none of the {} linked data files is available", parts.len()))
+    })?;
+    let (det, kind, big_endian) = frame_geometry(&first.ds, &first.file)?;
+    for p in &parts {
+        if let Some(s) = &p.source {
+            let (d, k, _) = frame_geometry(&s.ds, &s.file)?;
+            if d != det || k != kind {
+                return Err(meta(&s.file, format!("{DATA_PATH}: frames {}×{} {} differ from the first data file's {}×{} {}", d[0], d[1], k.name(), det[0], det[1], kind.name())));
+            }
+        }
+    }
+    check_overlaps(&parts, &file)?;
+    let n_frames = parts.iter().map(|p| p.first_frame + p.n_frames).max().unwrap_or(0).max(total.unwrap_or(0));
+    if let Some(s) = &scan {
+        if (s.rows * s.cols) as u64 != n_frames {
+            warnings.push(format!("{master}: scan shape {}×{} ({}) does not match {n_frames} frames", s.rows, s.cols, s.source));
+        }
+    }
+    let calibration = read_calibration(&file, hints, &mut warnings);
+    let mask = read_mask(&file, det)?;
+    Ok(Acquisition { master: master.to_string(), master_size, single, parts, missing, det, kind, big_endian, n_frames, scan, calibration, mask, warnings, hashes: Default::default() })
+}
+
+/// Gives missing parts the frames between their present neighbours (or up to `total`).
+fn infer_missing(parts: &mut [DataPart], total: Option<u64>) -> Vec<MissingFile> {
+    let mut out = Vec::new();
+    for i in 0..parts.len() {
+        if parts[i].is_present() {
+            continue;
+        }
+        let start = parts[..i].iter().rev().find(|p| p.is_present() || p.n_frames > 0).map_or(0, |p| p.first_frame + p.n_frames);
+        let end = parts[i + 1..].iter().find(|p| p.is_present()).map(|p| p.first_frame).or(total);
+        let frames = end.filter(|&e| e >= start).map(|e| [start, e]);
+        if let Some([s, e]) = frames {
+            parts[i].first_frame = s;
+            parts[i].n_frames = e - s;
+        }
+        out.push(MissingFile { link: parts[i].link.clone(), file: parts[i].file.clone(), frames });
+    }
+    out
+}
+
+fn check_overlaps(parts: &[DataPart], file: &H5File) -> Result<()> {
+    let mut spans: Vec<(u64, u64, &str)> = parts.iter().filter(|p| p.n_frames > 0).map(|p| (p.first_frame, p.first_frame + p.n_frames, p.file.as_str())).collect();
+    spans.sort_unstable();
+    for w in spans.windows(2) {
+        if let [a, b] = w {
+            if b.0 < a.1 {
+                return Err(meta(file, format!("{} (frames {}..{}) overlaps {} (frames {}..{})", a.2, a.0, a.1, b.2, b.0, b.1)));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Detector shape, pixel kind and byte order of a `(frames, rows, cols)` dataset.
+fn frame_geometry(ds: &RawDataset, file: &H5File) -> Result<([usize; 2], PixelKind, bool)> {
+    let unsupported = |what: String| LoadError::H5(scatterlab_hdf5::H5Error::UnsupportedFeature { file: file.name().into(), object: ds.path.clone(), feature: what });
+    let [_, r, c] = ds.shape.as_slice() else {
+        return Err(unsupported(format!("frames dataset of rank {} (expected 3: frames, rows, cols)", ds.shape.len())));
+    };
+    let kind = match (ds.dtype.kind, ds.dtype.size) {
+        (NumberKind::Unsigned, 1) => PixelKind::U8,
+        (NumberKind::Unsigned, 2) => PixelKind::U16,
+        (NumberKind::Unsigned, 4) => PixelKind::U32,
+        (k, s) => return Err(unsupported(format!("pixel type {k:?} of {s} bytes (expected unsigned 8, 16 or 32 bit)"))),
+    };
+    let det = [usize::try_from(*r).map_err(|_| unsupported("detector rows".into()))?, usize::try_from(*c).map_err(|_| unsupported("detector cols".into()))?];
+    Ok((det, kind, ds.dtype.big_endian))
+}
