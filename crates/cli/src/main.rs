@@ -4,12 +4,16 @@
 //! scatterlab refl compute <cases.json> --device cpu|gpu [--out results.json]
 //! scatterlab refl fit <task-or-model.json> [--method de|lm|mcmc] [--device cpu|gpu] [--seed N] [--out result.json]
 //! scatterlab refl compute --model <model.json> [--q-grid start:stop:n] --device cpu|gpu [--out results.json]
+//! scatterlab h5 ls <file.h5> [--attrs] [--json]
+//! scatterlab stem info <master.h5> [--strict]
 //! ```
 
 mod gpu_device;
+mod h5_ls;
 mod refl_compute;
 mod refl_fit;
 mod refl_model;
+mod stem_info;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,6 +35,43 @@ enum Domain {
     Refl {
         #[command(subcommand)]
         command: ReflCommand,
+    },
+    /// HDF5 files.
+    H5 {
+        #[command(subcommand)]
+        command: H5Command,
+    },
+    /// 4D-STEM.
+    Stem {
+        #[command(subcommand)]
+        command: StemCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum H5Command {
+    /// Print the tree of groups, datasets and links (shapes, types, chunking, filters).
+    Ls {
+        /// The HDF5 file.
+        file: PathBuf,
+        /// Also print every attribute with a preview of its value.
+        #[arg(long)]
+        attrs: bool,
+        /// Print the tree as JSON instead.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum StemCommand {
+    /// Summarise an acquisition: shapes, dtype, chunking, filters, calibration, mask, data files.
+    Info {
+        /// The Dectris master file (or a single file with /entry/data/data).
+        master: PathBuf,
+        /// Fail (non-zero exit) when a data file or the scan shape is missing.
+        #[arg(long)]
+        strict: bool,
     },
 }
 
@@ -100,6 +141,8 @@ fn main() -> ExitCode {
             steps,
             samples: samples.as_deref(),
         }),
+        Domain::H5 { command: H5Command::Ls { file, attrs, json } } => h5_ls::run(&file, attrs, json),
+        Domain::Stem { command: StemCommand::Info { master, strict } } => stem_info::run(&master, strict),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

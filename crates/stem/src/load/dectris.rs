@@ -57,6 +57,11 @@ impl DataPart {
     pub fn is_present(&self) -> bool {
         self.source.is_some()
     }
+
+    /// The frames dataset (shape, type, chunking, filters) when the file is present.
+    pub fn dataset(&self) -> Option<&RawDataset> {
+        self.source.as_ref().map(|s| &s.ds)
+    }
 }
 
 fn meta(file: &H5File, detail: String) -> LoadError {
