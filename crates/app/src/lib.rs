@@ -9,6 +9,7 @@
 
 pub mod compute_job;
 pub mod gpu_engine;
+pub mod landmarks;
 pub mod refl_fit;
 pub mod refl_panel;
 #[cfg(target_arch = "wasm32")]
@@ -106,6 +107,37 @@ impl eframe::App for ScatterlabApp {
             });
         });
         egui::CentralPanel::default().show(ui, |ui| self.refl.ui(ui));
+        landmarks::set_status(ui.ctx(), self.status_json());
+    }
+}
+
+impl ScatterlabApp {
+    /// What a host (the web handle, a browser test) may read about the app, as one JSON object:
+    /// frames drawn, tab, and the Fit tab's model, running fit, progress, message and last result.
+    pub fn status_json(&self) -> String {
+        let fit = &self.refl.fit;
+        let progress = fit.progress().map(|p| {
+            serde_json::json!({"stage": p.stage.step_name(), "iteration": p.iteration,
+                "maxIterations": p.max_iterations, "bestChi2": p.best_chi2, "evaluations": p.evaluations})
+        });
+        let result = fit.result().map(|r| {
+            serde_json::json!({"chi2": r.chi2, "startChi2": r.start_chi2, "engine": r.engine,
+                "evaluations": r.evaluations, "seconds": r.seconds, "cancelled": r.cancelled,
+                "hasErrors": r.stderr.is_some(), "mcmcSamples": r.mcmc.as_ref().map(|m| m.samples.first().map_or(0, Vec::len))})
+        });
+        let message = match fit.message() {
+            Some(Ok(m)) => serde_json::json!({"ok": m}),
+            Some(Err(e)) => serde_json::json!({"error": e}),
+            None => serde_json::Value::Null,
+        };
+        serde_json::json!({
+            "frames": self.frames,
+            "renderBackend": self.render_backend,
+            "tab": format!("{:?}", self.refl.tab),
+            "fit": {"model": fit.model().map(|_| fit.source.clone()), "running": fit.is_running(),
+                    "progress": progress, "message": message, "result": result},
+        })
+        .to_string()
     }
 }
 

@@ -203,7 +203,8 @@ impl ReflPanel {
         }
         ui.horizontal(|ui| {
             ui.selectable_value(&mut self.tab, ReflTab::Simulate, "Simulate");
-            ui.selectable_value(&mut self.tab, ReflTab::Fit, "Fit");
+            let fit = ui.selectable_value(&mut self.tab, ReflTab::Fit, "Fit");
+            crate::landmarks::mark(&fit, "tab Fit");
         });
         if self.tab == ReflTab::Fit {
             self.fit.ui(ui, &mut self.gpu, &self.inputs);

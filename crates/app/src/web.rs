@@ -3,23 +3,63 @@
 //! ```js
 //! import init, { start } from "./scatterlab_app.js";
 //! await init();
-//! await start("scatterlab-canvas");
+//! const app = await start("scatterlab-canvas");
+//! JSON.parse(app.status());          // tab, fit progress and result
+//! app.landmark("Run fit");           // [x, y, w, h] of that button on the canvas, CSS px
 //! ```
 //!
 //! After the first frame is painted the page's root element gets `data-app-ready="1"` and
 //! `data-render-backend="<backend>"` (`"browserwebgpu"` for WebGPU, `"gl"` for WebGL2), which
 //! end-to-end tests wait for.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use wasm_bindgen::prelude::*;
 
-use crate::ScatterlabApp;
+use crate::{landmarks, ScatterlabApp};
+
+/// A running app, as seen from the page: its status and where its named buttons are, so a host
+/// page or a browser test can follow a fit and click the real widgets (see [`crate::landmarks`]).
+#[wasm_bindgen]
+pub struct AppControl {
+    ctx: Rc<RefCell<Option<egui::Context>>>,
+}
+
+#[wasm_bindgen]
+impl AppControl {
+    /// The app's status as JSON text (`"{}"` before the first frame): frames drawn, tab, and the
+    /// Fit tab's model, running fit, progress, message and last result (χ², engine, evaluations).
+    pub fn status(&self) -> String {
+        self.ctx
+            .borrow()
+            .as_ref()
+            .map_or_else(|| "{}".to_owned(), landmarks::status)
+    }
+
+    /// `[x, y, width, height]` in CSS pixels relative to the canvas of the widget last drawn under
+    /// `name` (e.g. `"tab Fit"`, `"Open file…"`, `"Run fit"`, `"Cancel"`, `"model JSON"`,
+    /// `"plots PNG"`), or `undefined` if it has not been drawn.
+    pub fn landmark(&self, name: &str) -> Option<Vec<f32>> {
+        let ctx = self.ctx.borrow();
+        let ctx = ctx.as_ref()?;
+        let r = landmarks::rect(ctx, name)?;
+        let zoom = ctx.zoom_factor();
+        Some(vec![
+            r.min.x * zoom,
+            r.min.y * zoom,
+            r.width() * zoom,
+            r.height() * zoom,
+        ])
+    }
+}
 
 /// Starts the app on the `<canvas id=canvas_id>` of the current page.
 ///
-/// Resolves once eframe is running; rejects (never panics) if the canvas is missing or eframe
-/// cannot start, e.g. when neither WebGPU nor WebGL2 is available.
+/// Resolves once eframe is running, with an [`AppControl`]; rejects (never panics) if the canvas
+/// is missing or eframe cannot start, e.g. when neither WebGPU nor WebGL2 is available.
 #[wasm_bindgen]
-pub async fn start(canvas_id: String) -> Result<(), JsValue> {
+pub async fn start(canvas_id: String) -> Result<AppControl, JsValue> {
     // A second call (hot reload, tests) finds the logger set already; that is fine.
     let _ = eframe::WebLogger::init(log::LevelFilter::Info);
     let document = web_sys::window()
@@ -36,17 +76,23 @@ pub async fn start(canvas_id: String) -> Result<(), JsValue> {
                 "scatterlab: element {canvas_id:?} is not a <canvas>"
             ))
         })?;
+    let shared: Rc<RefCell<Option<egui::Context>>> = Rc::default();
+    let control = AppControl {
+        ctx: shared.clone(),
+    };
     eframe::WebRunner::new()
         .start(
             canvas,
             eframe::WebOptions::default(),
-            Box::new(|cc| {
+            Box::new(move |cc| {
+                *shared.borrow_mut() = Some(cc.egui_ctx.clone());
                 let app = ScatterlabApp::new(cc);
                 let backend = app.render_backend.clone();
                 Ok(Box::new(app.on_first_frame(move || mark_ready(&backend))))
             }),
         )
-        .await
+        .await?;
+    Ok(control)
 }
 
 /// Sets the readiness attributes on `document.documentElement`.

@@ -63,9 +63,14 @@ impl FitPanel {
             }
         });
         #[cfg(target_arch = "wasm32")]
-        if ui.button("Open file…").clicked() {
-            if let Err(e) = super::web_io::pick_file(self.incoming.0.clone(), ui.ctx().clone()) {
-                self.message = Some(Err(format!("cannot open the file dialog: {e}")));
+        {
+            let open = ui.button("Open file…");
+            crate::landmarks::mark(&open, "Open file…");
+            if open.clicked() {
+                if let Err(e) = super::web_io::pick_file(self.incoming.0.clone(), ui.ctx().clone())
+                {
+                    self.message = Some(Err(format!("cannot open the file dialog: {e}")));
+                }
             }
         }
         ui.weak("or drop a model JSON, fit task, .ort or text data file on the window");
@@ -86,7 +91,8 @@ impl FitPanel {
             let s = &mut self.settings;
             ui.horizontal(|ui| {
                 for m in Method::ALL {
-                    ui.selectable_value(&mut s.method, m, m.label());
+                    let r = ui.selectable_value(&mut s.method, m, m.label());
+                    crate::landmarks::mark(&r, m.label());
                 }
             });
             egui::Grid::new("refl_fit_settings")
@@ -124,10 +130,9 @@ impl FitPanel {
         let mut start = None;
         ui.horizontal(|ui| {
             let ready = !running && self.model().is_some();
-            if ui
-                .add_enabled(ready, egui::Button::new("Run fit"))
-                .clicked()
-            {
+            let run = ui.add_enabled(ready, egui::Button::new("Run fit"));
+            crate::landmarks::mark(&run, "Run fit");
+            if run.clicked() {
                 start = Some(Start::Fresh);
             }
             let resume = ui
@@ -144,10 +149,9 @@ impl FitPanel {
             if polish.clicked() {
                 start = Some(Start::Polish);
             }
-            if ui
-                .add_enabled(running, egui::Button::new("Cancel"))
-                .clicked()
-            {
+            let cancel = ui.add_enabled(running, egui::Button::new("Cancel"));
+            crate::landmarks::mark(&cancel, "Cancel");
+            if cancel.clicked() {
                 self.cancel();
             }
         });

@@ -191,11 +191,15 @@ impl FitPanel {
                 (Export::CurvesCsv, "curves CSV"),
                 (Export::ProfileCsv, "profile CSV"),
             ] {
-                if ui.button(label).clicked() {
+                let button = ui.button(label);
+                crate::landmarks::mark(&button, label);
+                if button.clicked() {
                     self.export(what);
                 }
             }
-            if ui.button("plots PNG").clicked() {
+            let png = ui.button("plots PNG");
+            crate::landmarks::mark(&png, "plots PNG");
+            if png.clicked() {
                 self.request_png(ui.ctx());
             }
         });

@@ -1,25 +1,19 @@
-//! One fit, run as a background job: DE (generation by generation), LM polish, optional MCMC.
+//! One fit, run as a background job on the desktop: DE (generation by generation), LM polish,
+//! optional MCMC, on a worker thread (`compute_job::spawn`; `pause` does nothing there).
 //!
-//! The same async driver [`run_fit`] runs everywhere. Natively it runs on a worker thread
-//! (`compute_job::spawn`) and `pause` does nothing. In the browser it runs *cooperatively on the UI
-//! thread between frames* (`wasm_bindgen_futures::spawn_local`): DE is called one generation at a
-//! time (`max_generations: 1`, resuming from the previous `DeResult`) and `pause` awaits a
-//! `setTimeout(0)` promise after each generation, so the browser paints and handles input in
-//! between. LM runs in chunks of `stages::LM_CHUNK` iterations for the same reason. (The npm package
-//! runs its fits in a Web Worker instead.) The MCMC sampler has no resume, so on the web with the
-//! CPU engine it runs as one piece; with the GPU engine it yields at every batch readback.
+//! [`run_fit`] is written against an async `pause`, awaited between DE generations and LM chunks,
+//! so a host that must return to an event loop could drive it; the web build does not use it: it
+//! sends every fit to the npm package's Web Worker instead (`worker_fit.rs`), which runs the same
+//! fitters with their own pauses, so the egui thread never computes.
 
 use std::future::Future;
-use std::sync::Arc;
 
 use scatterlab_core::CancelToken;
 use scatterlab_refl::fit::{self, FitProgress, McmcOptions, Objective, ObjectiveOptions};
-use scatterlab_refl::gpu::ParrattGpu;
 use scatterlab_refl::Engine;
 
 use super::stages::{chi2_at, de_stage, lm_stage, Reporter};
 use super::{FitRequest, FitResult, McmcSummary, Method, ProgressSink, Stage, Start};
-use crate::compute_job::{self, Job};
 
 /// Runs `request` on `engine` (DE and MCMC batches; LM always runs on the CPU in f64).
 /// `pause()` is awaited between DE generations and LM chunks.
@@ -145,26 +139,38 @@ where
     })
 }
 
-/// Starts `request` in the background on the GPU pipeline if given, else the CPU.
-pub fn spawn(
-    request: FitRequest,
-    gpu: Option<Arc<ParrattGpu>>,
-    sink: ProgressSink,
-    cancel: CancelToken,
-    repaint: egui::Context,
-) -> Job<Result<FitResult, String>> {
-    let ctx = repaint.clone();
-    compute_job::spawn(repaint, move || async move {
-        let engine = gpu.as_deref().map_or(Engine::Cpu, Engine::Gpu);
-        run_fit(&request, engine, &sink, &ctx, &cancel, pause).await
-    })
-}
-
-/// Natively the fit has its own thread: nothing to yield to.
 #[cfg(not(target_arch = "wasm32"))]
-fn pause() -> std::future::Ready<()> {
-    std::future::ready(())
-}
+pub use native::spawn;
 
-#[cfg(target_arch = "wasm32")]
-use super::web_io::yield_to_browser as pause;
+#[cfg(not(target_arch = "wasm32"))]
+mod native {
+    use std::sync::Arc;
+
+    use scatterlab_core::CancelToken;
+    use scatterlab_refl::gpu::ParrattGpu;
+    use scatterlab_refl::Engine;
+
+    use super::super::{FitRequest, FitResult, ProgressSink};
+    use super::run_fit;
+    use crate::compute_job::{self, Job};
+
+    /// Starts `request` in the background on the GPU pipeline if given, else the CPU.
+    pub fn spawn(
+        request: FitRequest,
+        gpu: Option<Arc<ParrattGpu>>,
+        sink: ProgressSink,
+        cancel: CancelToken,
+        repaint: egui::Context,
+    ) -> Job<Result<FitResult, String>> {
+        let ctx = repaint.clone();
+        compute_job::spawn(repaint, move || async move {
+            let engine = gpu.as_deref().map_or(Engine::Cpu, Engine::Gpu);
+            run_fit(&request, engine, &sink, &ctx, &cancel, pause).await
+        })
+    }
+
+    /// The fit has its own thread: nothing to yield to.
+    fn pause() -> std::future::Ready<()> {
+        std::future::ready(())
+    }
+}

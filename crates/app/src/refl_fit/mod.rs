@@ -21,6 +21,9 @@ mod stages;
 mod update;
 #[cfg(target_arch = "wasm32")]
 mod web_io;
+#[cfg(target_arch = "wasm32")]
+mod worker_fit;
+pub mod worker_protocol;
 
 use std::collections::BTreeMap;
 use std::sync::{mpsc, Arc};

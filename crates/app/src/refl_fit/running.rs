@@ -2,11 +2,14 @@
 
 use scatterlab_core::CancelToken;
 
+#[cfg(not(target_arch = "wasm32"))]
+use super::job;
 use super::update::fmt_chi2;
-use super::{job, FitPanel, FitRequest, FitResult, ProgressSink, RunningFit, Start};
+use super::{FitPanel, FitRequest, FitResult, ProgressSink, RunningFit, Start};
 use crate::compute_job::JobPoll;
-use crate::gpu_engine::{GpuEngine, GpuReadiness};
-use crate::Device;
+use crate::gpu_engine::GpuEngine;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::{gpu_engine::GpuReadiness, Device};
 
 impl FitPanel {
     /// Starts a fit of the current model (queued until the GPU pipeline is ready, if on the GPU).
@@ -34,6 +37,31 @@ impl FitPanel {
         let Some(request) = self.queued.take() else {
             return;
         };
+        // The web build hands every fit to the npm package's worker, which opens its own device.
+        #[cfg(target_arch = "wasm32")]
+        {
+            let _ = gpu;
+            let (progress, cancel) = (ProgressSink::default(), CancelToken::new());
+            self.last_progress = None;
+            self.run = Some(RunningFit {
+                job: super::worker_fit::spawn(
+                    request,
+                    progress.clone(),
+                    cancel.clone(),
+                    ctx.clone(),
+                ),
+                progress,
+                cancel,
+                started: web_time::Instant::now(),
+            });
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        self.start_here(request, gpu, ctx);
+    }
+
+    /// Natively: runs the fit on a thread, on the CPU or eframe's GPU (once its pipeline is ready).
+    #[cfg(not(target_arch = "wasm32"))]
+    fn start_here(&mut self, request: FitRequest, gpu: &mut GpuEngine, ctx: &egui::Context) {
         let pipeline = match request.settings.device {
             Device::Cpu => None,
             Device::Gpu => match gpu.readiness(ctx) {
@@ -102,6 +130,15 @@ impl FitPanel {
         self.last_progress = self.progress();
         self.run = None;
         match outcome {
+            // A fit cancelled before it beat the start values leaves the table as it was.
+            Ok(result) if result.cancelled && !(result.chi2 < result.start_chi2) => {
+                self.message = Some(Ok(format!(
+                    "fit cancelled: its best χ² {} is above the start's {}; values kept",
+                    fmt_chi2(result.chi2),
+                    fmt_chi2(result.start_chi2)
+                )));
+                self.result = Some(result);
+            }
             Ok(result) => {
                 self.apply_result(&result);
                 let how = if result.cancelled {

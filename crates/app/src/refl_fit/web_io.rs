@@ -1,4 +1,4 @@
-//! Browser-only plumbing of the Fit tab: yielding to the event loop between fit steps, a file
+//! Browser-only plumbing of the Fit tab: a file
 //! picker (`<input type=file>`), and downloads (a `Blob` URL on an `<a download>`).
 
 use std::sync::mpsc;
@@ -8,21 +8,6 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::Incoming;
-
-/// Resolves on a `setTimeout(0)`: the browser paints and handles input before the fit goes on.
-pub async fn yield_to_browser() {
-    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
-        let scheduled = web_sys::window().is_some_and(|w| {
-            w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0)
-                .is_ok()
-        });
-        if !scheduled {
-            // No window (not in a page): go on at once rather than hang.
-            let _ = resolve.call0(&JsValue::NULL);
-        }
-    });
-    let _ = JsFuture::from(promise).await;
-}
 
 fn document() -> Result<web_sys::Document, String> {
     web_sys::window()
