@@ -143,6 +143,9 @@ try {
   const mc = await until("the MCMC fit to finish", (s) => !s.fit.running, 180_000);
   log(`app fit: MCMC ${JSON.stringify(mc.fit.result)}`);
   check("MCMC samples arrive from the worker", mc.fit.result?.mcmcSamples >= 48 * 300 && mc.fit.result?.hasErrors === true, JSON.stringify(mc.fit.result));
+  const rows = readFileSync(await (await download("MCMC samples CSV")).path(), "utf8").trim().split("\n");
+  check("MCMC samples CSV download", rows.length === mc.fit.result.mcmcSamples + 1 && rows[0].split(",").length === 12
+    && rows.slice(1).every((r) => r.split(",").length === 12 && r.split(",").every((v) => Number.isFinite(Number(v)))), `${rows.length} rows, header ${rows[0]}`);
   failures.push(...browser.problems);
 } catch (e) {
   failures.push(e instanceof Error ? e.message : String(e));

@@ -197,6 +197,14 @@ impl FitPanel {
                     self.export(what);
                 }
             }
+            let has_samples = self.result().is_some_and(|r| r.mcmc.is_some());
+            let samples = ui
+                .add_enabled(has_samples, egui::Button::new("MCMC samples CSV"))
+                .on_disabled_hover_text("after an MCMC fit");
+            crate::landmarks::mark(&samples, "MCMC samples CSV");
+            if samples.clicked() {
+                self.export(Export::SamplesCsv);
+            }
             let png = ui.button("plots PNG");
             crate::landmarks::mark(&png, "plots PNG");
             if png.clicked() {

@@ -20,6 +20,8 @@ pub enum Export {
     CurvesCsv,
     /// δ, β versus depth.
     ProfileCsv,
+    /// The last MCMC run's kept samples, one row per sample.
+    SamplesCsv,
 }
 
 impl Export {
@@ -29,6 +31,7 @@ impl Export {
             Export::ModelJson => ("model.json", "application/json"),
             Export::CurvesCsv => ("curves.csv", "text/csv"),
             Export::ProfileCsv => ("profile.csv", "text/csv"),
+            Export::SamplesCsv => ("samples.csv", "text/csv"),
         }
     }
 }
@@ -186,12 +189,36 @@ impl FitPanel {
         ))
     }
 
+    /// The last MCMC run's samples as CSV: a header of the free-parameter names, then one row
+    /// per kept sample (the CLI's `--samples` format).
+    pub fn samples_csv(&self) -> Result<String, String> {
+        let result = self.result().ok_or("no fit yet")?;
+        let m = result
+            .mcmc
+            .as_ref()
+            .ok_or("the last fit was not an MCMC run")?;
+        let rows = m.samples.first().map_or(0, Vec::len);
+        let mut out = result.names.join(",");
+        out.push('\n');
+        for i in 0..rows {
+            let row: Vec<String> = m
+                .samples
+                .iter()
+                .map(|column| column.get(i).map_or(String::new(), |v| format!("{v:e}")))
+                .collect();
+            out.push_str(&row.join(","));
+            out.push('\n');
+        }
+        Ok(out)
+    }
+
     /// Saves one export (a file in `export_dir` on the desktop, a download on the web).
     pub fn export(&mut self, what: Export) {
         let text = match what {
             Export::ModelJson => self.model_json(),
             Export::CurvesCsv => self.curves_csv(),
             Export::ProfileCsv => self.profile_csv(),
+            Export::SamplesCsv => self.samples_csv(),
         };
         let (suffix, mime) = what.suffix_and_mime();
         match text {
