@@ -11,6 +11,7 @@
 
 mod access;
 pub mod bin;
+mod cursor;
 mod dectris;
 mod error;
 mod fileset;
@@ -23,6 +24,7 @@ mod stream;
 use std::sync::OnceLock;
 
 pub use bin::{bin_frame, bin_frames, binned_shape, MaskPolicy};
+pub use cursor::StreamCursor;
 pub use dectris::{DataPart, MissingFile, DATA_PATH};
 pub use error::{LoadError, Result};
 pub use fileset::{DirFileSet, FileSet, MapFileSet};
