@@ -20,9 +20,13 @@
 //!
 //! `lab.fit(modelJson, options, onProgress, signal)` fits a model to its data ([`fit`]); it returns
 //! to the event loop between DE generations so that a Web Worker can receive a cancel.
+//!
+//! [`h5`]: `H5Session` opens the user's HDF5 / 4D-STEM `File`s in a Web Worker (read range by
+//! range, never whole): file trees, acquisition summaries, frames and a pull stream of batches.
 
 pub mod fit;
 mod fit_js;
+pub mod h5;
 
 use scatterlab_core::DeviceKind;
 use scatterlab_refl::gpu::ParrattGpu;

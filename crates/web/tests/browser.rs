@@ -245,3 +245,16 @@ async fn exported_handle_computes_and_rejects_bad_inputs() {
     let cpu = Scatterlab::create("cpu".into()).await.map_err(error_message).unwrap();
     assert_eq!((cpu.device().as_str(), cpu.backend().as_str()), ("cpu", "cpu f64"));
 }
+
+/// On the page's main thread there is no `FileReaderSync`: opening files says a worker is needed.
+#[wasm_bindgen_test]
+fn h5_files_need_a_worker() {
+    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(&b"\x89HDF"[..]));
+    let file = web_sys::File::new_with_u8_array_sequence(&parts, "x.h5").expect("File");
+    let e = scatterlab_web::h5::BlobStorage::new(&file, "x.h5").expect_err("main thread has no FileReaderSync");
+    assert!(e.to_string().contains("Web Worker"), "{e}");
+    let files: js_sys::Array = std::iter::once(JsValue::from(file)).collect();
+    let e: JsValue = scatterlab_web::h5::H5Session::open(files).err().expect("H5Session.open rejects").into();
+    let message = e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_default();
+    assert!(message.contains("Web Worker") && message.contains("x.h5"), "{message}");
+}

@@ -1,0 +1,142 @@
+//! The JS handle `H5Session`: picked or dropped `File`s opened for reading in a Web Worker.
+
+use js_sys::{Array, Object, Reflect};
+use scatterlab_stem::load::{PixelData, PixelSlice};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::session::{parse_mask, H5Core};
+use super::storage::BlobStorage;
+use crate::install_panic_hook;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_H5_TYPES: &'static str = r#"
+/** Bad-pixel policy: "zero" (default) sets pixels with a non-zero pixel_mask to 0, "keep" leaves them. */
+export type H5MaskPolicy = "zero" | "keep";
+/** Frames as stored: one element per pixel, frames × det_rows × det_cols, row-major. */
+export type H5Pixels = Uint8Array | Uint16Array | Uint32Array;
+/** One step of `H5Session.streamNext`. */
+export interface H5StreamStep {
+  /** Global index of the batch's first frame. */
+  first: number;
+  /** Frames in the batch (0 once done). */
+  n: number;
+  /** The batch's pixels (a copy owned by JS). */
+  data: H5Pixels;
+  /** Whether every frame has been delivered. */
+  done: boolean;
+  /** Frames delivered so far. */
+  framesDone: number;
+  /** Total frames. */
+  framesTotal: number;
+}
+"#;
+
+/// Files opened for reading: HDF5 trees, and one 4D-STEM acquisition read frame by frame or
+/// streamed. Works only in a Web Worker (it reads with `FileReaderSync`); no file is ever read
+/// whole. Methods throw `Error`s naming the file or object.
+#[wasm_bindgen]
+pub struct H5Session {
+    core: H5Core,
+}
+
+fn err(e: String) -> JsError {
+    JsError::new(&e)
+}
+
+fn set(obj: &Object, key: &str, value: &JsValue) -> Result<(), JsError> {
+    Reflect::set(obj, &JsValue::from_str(key), value).map(|_| ()).map_err(|e| JsError::new(&crate::describe_js(&e)))
+}
+
+fn pixels(data: PixelSlice<'_>) -> Result<JsValue, JsError> {
+    Ok(match data {
+        PixelSlice::U8(v) => js_sys::Uint8Array::from(v).into(),
+        PixelSlice::U16(v) => js_sys::Uint16Array::from(v).into(),
+        PixelSlice::U32(v) => js_sys::Uint32Array::from(v).into(),
+        PixelSlice::U64(_) => return Err(JsError::new("u64 pixels are not returned to JS")),
+    })
+}
+
+#[wasm_bindgen]
+impl H5Session {
+    /// Opens `files` (picked or dropped `File` objects; names as the master's links give them).
+    /// Throws where `FileReaderSync` is missing (the page's main thread: use a Web Worker).
+    pub fn open(#[wasm_bindgen(unchecked_param_type = "File[]")] files: Array) -> Result<H5Session, JsError> {
+        install_panic_hook();
+        let mut list = Vec::new();
+        for (i, item) in files.iter().enumerate() {
+            let file = item.dyn_into::<web_sys::File>().map_err(|_| JsError::new(&format!("open: files[{i}] is not a File")))?;
+            let name = file.name();
+            let storage = BlobStorage::new(&file, name.clone()).map_err(|e| JsError::new(&e.to_string()))?;
+            list.push((name, std::sync::Arc::new(storage) as scatterlab_hdf5::storage::DynStorage));
+        }
+        Ok(H5Session { core: H5Core::new(list).map_err(err)? })
+    }
+
+    /// The opened file names, sorted.
+    #[wasm_bindgen(getter)]
+    pub fn names(&self) -> Vec<String> {
+        self.core.names().to_vec()
+    }
+
+    /// The tree of file `name`: groups, datasets (shape, dtype, chunking, filters), links
+    /// (external ones with `resolved` against the opened files) and attributes, as parsed JSON.
+    pub fn tree(&self, name: &str) -> Result<JsValue, JsError> {
+        let text = self.core.tree_json(name).map_err(err)?;
+        js_sys::JSON::parse(&text).map_err(|e| JsError::new(&crate::describe_js(&e)))
+    }
+
+    /// Opens the 4D-STEM acquisition of `master` for `readFrames` / streaming (ending a running
+    /// stream) and returns its summary: shapes, dtype, chunking, filters, calibration, mask,
+    /// data files and the missing ones.
+    #[wasm_bindgen(js_name = stemInfo)]
+    pub fn stem_info(&mut self, master: &str) -> Result<JsValue, JsError> {
+        let info = self.core.stem_info(master).map_err(err)?;
+        let text = serde_json::to_string(&info).map_err(|e| JsError::new(&e.to_string()))?;
+        js_sys::JSON::parse(&text).map_err(|e| JsError::new(&crate::describe_js(&e)))
+    }
+
+    /// Global frames `first .. first + n` (at most 256 MiB) as stored, bad pixels zeroed unless
+    /// `mask` is `"keep"`. A frame in a missing data file throws, naming the file.
+    #[wasm_bindgen(js_name = readFrames, unchecked_return_type = "H5Pixels")]
+    pub fn read_frames(
+        &self,
+        first: f64,
+        n: u32,
+        #[wasm_bindgen(unchecked_param_type = "H5MaskPolicy | undefined")] mask: Option<String>,
+    ) -> Result<JsValue, JsError> {
+        if !(first.is_finite() && first >= 0.0 && first.fract() == 0.0) {
+            return Err(JsError::new(&format!("readFrames: first must be a whole number ≥ 0, got {first}")));
+        }
+        let policy = parse_mask(mask.as_deref()).map_err(err)?;
+        let data: PixelData = self.core.read_frames(first as u64, n as usize, policy).map_err(err)?;
+        pixels(data.as_slice())
+    }
+
+    /// Starts (or restarts) a stream of every frame; returns the total number of frames.
+    #[wasm_bindgen(js_name = streamStart)]
+    pub fn stream_start(&mut self, #[wasm_bindgen(unchecked_param_type = "H5MaskPolicy | undefined")] mask: Option<String>) -> Result<f64, JsError> {
+        let policy = parse_mask(mask.as_deref()).map_err(err)?;
+        Ok(self.core.stream_start(policy).map_err(err)? as f64)
+    }
+
+    /// The next batch of at most `maxFrames` frames (0 = about 4 MiB; never across two data
+    /// files). Each call does one batch of work, so a worker can return to its event loop
+    /// between calls. Throws naming a missing data file (the stream stays where it was).
+    #[wasm_bindgen(js_name = streamNext, unchecked_return_type = "H5StreamStep")]
+    pub fn stream_next(&mut self, max_frames: u32) -> Result<JsValue, JsError> {
+        let step = self.core.stream_next(max_frames as usize).map_err(err)?;
+        let out = Object::new();
+        let (first, n, data) = match &step.batch {
+            Some(b) => (b.first_frame as f64, b.n as f64, pixels(b.data)?),
+            None => (step.frames_total as f64, 0.0, js_sys::Uint16Array::new_with_length(0).into()),
+        };
+        set(&out, "first", &first.into())?;
+        set(&out, "n", &n.into())?;
+        set(&out, "data", &data)?;
+        set(&out, "done", &(step.frames_done >= step.frames_total).into())?;
+        set(&out, "framesDone", &(step.frames_done as f64).into())?;
+        set(&out, "framesTotal", &(step.frames_total as f64).into())?;
+        Ok(out.into())
+    }
+}

@@ -1,0 +1,23 @@
+//! HDF5 / 4D-STEM files in the browser: the user's picked or dropped `File`s read in a Web
+//! Worker through `FileReaderSync`, range by range ([`BlobStorage`]), never whole.
+//!
+//! JS: `H5Session.open(files)` → `tree(name)`, `stemInfo(master)`, `readFrames(first, n)`,
+//! `streamStart()` + `streamNext(maxFrames)` (one batch per call, so the worker yields between
+//! batches and sees a cancel). The npm wrapper drives it from its worker (`web/src/worker.ts`).
+
+mod session;
+mod info;
+#[cfg(target_arch = "wasm32")]
+mod js;
+#[cfg(target_arch = "wasm32")]
+mod storage;
+
+pub use session::{parse_mask, H5Core, StreamStep, MAX_READ_BYTES};
+pub use info::{DataFileInfo, StemInfo};
+#[cfg(target_arch = "wasm32")]
+pub use js::H5Session;
+#[cfg(target_arch = "wasm32")]
+pub use storage::{BlobStorage, NEEDS_WORKER};
+
+#[cfg(test)]
+mod tests;
