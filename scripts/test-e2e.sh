@@ -5,6 +5,7 @@
 #   tests/e2e/package.mjs  the npm package (wrapper + worker + wasm) on CPU and GPU, errors as Errors
 #   tests/e2e/fit.mjs      fitting in the package's worker: progress, seeded result, cancel, resume, polish
 #   tests/e2e/app_fit.mjs  the app's Fit tab through its widgets: file dialog, fit in the worker, downloads, cancel, MCMC
+#   tests/e2e/h5.mjs       HDF5 / 4D-STEM Files in the package's worker: stemInfo, tree, frames, stream sums, cancel, missing file
 # Screenshots land in tests/e2e/out/ (git-ignored).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +13,7 @@ source scripts/env.sh
 bash scripts/build-web.sh --no-sources
 passed=0
 failed=0
-for test in tests/e2e/app.mjs tests/e2e/package.mjs tests/e2e/fit.mjs tests/e2e/app_fit.mjs; do
+for test in tests/e2e/app.mjs tests/e2e/package.mjs tests/e2e/fit.mjs tests/e2e/app_fit.mjs tests/e2e/h5.mjs; do
   t0=$SECONDS
   if node "$test"; then
     passed=$((passed + 1)); echo "test-e2e: $test ok ($((SECONDS - t0)) s)"

@@ -1,7 +1,8 @@
 // Type-checks the built package as a consumer sees it (package.json "exports" and dist/*.d.ts);
 // never run. scripts/build-web.sh runs `tsc -p web/check` after bundling.
 import { Scatterlab, type FitProgress, type FitResult, type ReflectivityResult, type StackColumns } from "scatterlab";
-import initWasm, { Scatterlab as WasmScatterlab } from "scatterlab/pkg";
+import type { H5FrameBatch, H5Files, H5Pixels, H5StreamResult, H5Tree, StemInfo } from "scatterlab";
+import initWasm, { H5Session, Scatterlab as WasmScatterlab } from "scatterlab/pkg";
 
 export async function example(): Promise<number> {
   const lab: Scatterlab = await Scatterlab.create({ device: "gpu", wasmUrl: "/dist/pkg/scatterlab_web_bg.wasm" });
@@ -28,4 +29,19 @@ export async function example(): Promise<number> {
   // @ts-expect-error: the device is "cpu" | "gpu" only.
   await Scatterlab.create({ device: "tpu" });
   return r.R_s[0]! + direct.R_p[0]! + (device === "gpu" ? 1 : 0) + stderr + rawFit.chi2 + seen.length;
+}
+
+// HDF5 / 4D-STEM files through the wrapper, and the raw handle (worker-only at run time).
+export async function h5Example(picked: FileList, lab: Scatterlab): Promise<number> {
+  const files: H5Files = await lab.openFiles(picked);
+  const info: StemInfo = await files.stemInfo(files.names[0]!);
+  const tree: H5Tree = await files.tree(info.master);
+  const frames: H5Pixels = await files.readFrames(0, 2, { mask: "keep" });
+  const controller = new AbortController();
+  const done: H5StreamResult = await files.streamFrames((b: H5FrameBatch) => void b.data.length, { maxFrames: 64, signal: controller.signal });
+  // @ts-expect-error: the mask policy is "zero" | "keep" only.
+  await files.readFrames(0, 1, { mask: "drop" });
+  const raw = H5Session.open([...picked]);
+  const step = raw.streamNext(8);
+  return tree.nodes.length + frames.length + done.framesDone + (info.det_shape[0] ?? 0) + step.framesTotal;
 }

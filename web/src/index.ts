@@ -23,6 +23,13 @@
  * const polished = await lab.fit(result.model, { method: "lm" });           // polish with LM
  * ```
  *
+ * HDF5 / 4D-STEM files open in the same worker, read range by range, never whole ({@link H5Files}):
+ * ```ts
+ * const files = await lab.openFiles(input.files);
+ * const info = await files.stemInfo("scan_master.h5");
+ * await files.streamFrames((b) => accumulate(b.data), { maxFrames: 256 });
+ * ```
+ *
  * The device is the caller's choice: `"gpu"` where WebGPU has no adapter rejects with an `Error`
  * saying so, it never falls back to the CPU. Invalid inputs reject with an `Error` naming the
  * offending object (`"layer 1 thickness: not a finite number (NaN)"`).
@@ -30,9 +37,13 @@
  */
 
 import type { FitOptions, FitProgress, FitResult } from "./fit.js";
-import type { FitRequest, InitResult, ReflectivityPayload, WorkerMessage, WorkerRequest } from "./protocol.js";
+import { H5Files, type H5FrameBatch } from "./h5.js";
+import type { H5RequestBody } from "./h5.js";
+import type { FitRequest, H5OpenResult, InitResult, WorkerAnswer, WorkerMessage, WorkerRequest } from "./protocol.js";
 
 export type { FitMethod, FitOptions, FitProgress, FitResult, FitState } from "./fit.js";
+export { H5Files } from "./h5.js";
+export type { H5FrameBatch, H5MaskPolicy, H5Pixels, H5StreamOptions, H5StreamResult, H5Tree, StemInfo } from "./h5.js";
 
 /** The device a {@link Scatterlab} computes on: `"cpu"` (f64) or `"gpu"` (WebGPU, f32). */
 export type ScatterlabDevice = "cpu" | "gpu";
@@ -85,13 +96,15 @@ export interface CreateOptions {
 
 const COLUMN_NAMES = ["thickness", "roughness", "delta_o", "beta_o", "delta_e", "beta_e"] as const;
 
-type Answer = InitResult | ReflectivityPayload | FitResult;
+type Answer = WorkerAnswer;
 
 interface Pending {
   resolve(value: Answer): void;
   reject(error: Error): void;
   /** A fit's progress messages. */
   progress?(progress: FitProgress): void;
+  /** A stream's batches. */
+  batch?(batch: H5FrameBatch): void;
 }
 
 /** A reflectivity engine on one device, running in its own Web Worker. */
@@ -137,6 +150,10 @@ export class Scatterlab {
       if (!p) return;
       if ("progress" in response) {
         p.progress?.(response.progress);
+        return;
+      }
+      if ("batch" in response) {
+        p.batch?.(response.batch);
         return;
       }
       pending.delete(response.id);
@@ -232,6 +249,34 @@ export class Scatterlab {
         if (thrown !== null) throw thrown;
         return result as FitResult;
       });
+  }
+
+  /**
+   * Opens picked or dropped `File`s (an acquisition's master and data files, or any HDF5 files) in
+   * the worker; replaces the files opened before. Rejects in a browser without workers' `FileReaderSync`.
+   */
+  async openFiles(files: Iterable<File> | ArrayLike<File>): Promise<H5Files> {
+    const list = Array.from(files as Iterable<File>);
+    const opened = (await this.#h5({ op: "h5Open", files: list }).result) as H5OpenResult;
+    const port = { request: this.#h5.bind(this), post: (m: WorkerRequest) => void (this.#closed === null && this.#worker.postMessage(m)) };
+    return new H5Files(port, opened.session, opened.names);
+  }
+
+  /** Sends an H5 request with the next id. */
+  #h5(body: H5RequestBody, batch?: (b: H5FrameBatch) => void): { id: number; result: Promise<unknown> } {
+    const id = this.#nextId++;
+    if (this.#closed !== null) return { id, result: Promise.reject(new Error(this.#closed)) };
+    const result = new Promise<Answer>((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject, batch });
+      try {
+        this.#worker.postMessage({ ...body, id } as WorkerRequest);
+      } catch (error) {
+        // Something that cannot be cloned (not a File): nothing was sent.
+        this.#pending.delete(id);
+        throw error;
+      }
+    });
+    return { id, result };
   }
 
   /** Stops the worker; pending and later calls reject. */

@@ -6,6 +6,7 @@
  * made, never the caller's).
  */
 import type { FitOptions, FitProgress, FitResult } from "./fit.js";
+import type { H5FrameBatch, H5Pixels, H5RequestBody, H5StreamResult, H5Tree, StemInfo } from "./h5.js";
 import type { ScatterlabDevice, StackColumnArrays } from "./index.js";
 
 /** Loads the wasm and opens a handle on `device`. */
@@ -37,16 +38,32 @@ export interface FitRequest {
 }
 
 /**
- * Stops the running fit whose request had this `id`; no response of its own: the fit resolves at
- * its next pause with `cancelled: true`. A cancel for a fit that has ended is ignored.
+ * Stops the running fit or stream whose request had this `id`; no response of its own: the fit
+ * resolves at its next pause, a stream after its current batch, with `cancelled: true`. A cancel
+ * for one that has ended is ignored.
  */
 export interface CancelRequest {
   id: number;
   op: "cancel";
 }
 
+/**
+ * The H5 requests ({@link H5RequestBody} in h5.ts lists each op) with their `id`. `h5Open` answers
+ * an {@link H5OpenResult}, `h5Tree` an {@link H5Tree}, `stemInfo` a {@link StemInfo}, `readFrames`
+ * {@link H5Pixels} (transferred). `streamFrames` sends {@link BatchMessage}s of its `id` (pixels
+ * transferred), at most a few ahead of the {@link AckRequest}s, then an {@link H5StreamResult}; the
+ * worker returns to its event loop between batches, so a `cancel` of that `id` stops it.
+ */
+export type H5Request = H5RequestBody & { id: number };
+
+/** The wrapper has consumed one batch of stream `id`; no response. */
+export interface AckRequest {
+  id: number;
+  op: "ack";
+}
+
 /** Everything the worker accepts. */
-export type WorkerRequest = InitRequest | ReflectivityRequest | FitRequest | CancelRequest;
+export type WorkerRequest = InitRequest | ReflectivityRequest | FitRequest | CancelRequest | H5Request | AckRequest;
 
 /** Answer to {@link InitRequest}. */
 export interface InitResult {
@@ -61,10 +78,17 @@ export interface ReflectivityPayload {
   device: ScatterlabDevice;
 }
 
+/** Answer to {@link H5OpenRequest}: the set's number (later requests name it) and its file names. */
+export interface H5OpenResult {
+  session: number;
+  names: string[];
+}
+
+/** What a request can answer. */
+export type WorkerAnswer = InitResult | ReflectivityPayload | FitResult | H5OpenResult | H5Tree | StemInfo | H5Pixels | H5StreamResult;
+
 /** A success or a failure (with the engine's message) for request `id`. */
-export type WorkerResponse =
-  | { id: number; ok: true; result: InitResult | ReflectivityPayload | FitResult }
-  | { id: number; ok: false; error: string };
+export type WorkerResponse = { id: number; ok: true; result: WorkerAnswer } | { id: number; ok: false; error: string };
 
 /** A fit's progress, sent before the fit's response (same `id`). */
 export interface ProgressMessage {
@@ -72,5 +96,11 @@ export interface ProgressMessage {
   progress: FitProgress;
 }
 
+/** A stream's batch, sent before the stream's response (same `id`). */
+export interface BatchMessage {
+  id: number;
+  batch: H5FrameBatch;
+}
+
 /** Everything the worker sends. */
-export type WorkerMessage = WorkerResponse | ProgressMessage;
+export type WorkerMessage = WorkerResponse | ProgressMessage | BatchMessage;

@@ -3,11 +3,16 @@
  * bundled in), opens one engine handle and answers requests in order of arrival. A fit posts
  * progress messages while it runs; it returns to this worker's event loop between generations, so
  * a `cancel` message is handled meanwhile and aborts the fit's `AbortSignal`.
+ *
+ * Opened files live here too (one `H5Session`; `FileReaderSync` exists only in workers). A stream
+ * posts its batches with transfer, keeps at most {@link STREAM_AHEAD} unacknowledged, and returns
+ * to the event loop between batches, so a `cancel` stops it after the batch in progress.
  * @module
  */
-import init, { Scatterlab as WasmScatterlab } from "../../dist/pkg/scatterlab_web.js";
+import init, { H5Session, Scatterlab as WasmScatterlab } from "../../dist/pkg/scatterlab_web.js";
 import type { FitProgress, FitResult } from "./fit.js";
-import type { InitResult, ReflectivityPayload, WorkerMessage, WorkerRequest } from "./protocol.js";
+import type { H5Pixels, H5StreamResult } from "./h5.js";
+import type { H5Request, WorkerAnswer, WorkerMessage, WorkerRequest } from "./protocol.js";
 
 /** The slice of `DedicatedWorkerGlobalScope` used here (the DOM lib types `self` as a Window). */
 interface WorkerScope {
@@ -25,10 +30,78 @@ function describe(error: unknown): string {
   return String(error);
 }
 
-type Answer = InitResult | ReflectivityPayload | FitResult;
+/** Batches a stream may post before the wrapper acknowledges them (bounds the UI thread's backlog). */
+const STREAM_AHEAD = 4;
 
-async function handle(request: Exclude<WorkerRequest, { op: "cancel" }>): Promise<[Answer, Transferable[]]> {
+/** The opened files and the number of their set (requests for an older set are refused). */
+let h5: H5Session | null = null;
+let h5Number = 0;
+/** Running streams by request id. */
+const streams = new Map<number, { cancelled: boolean; unacked: number; wake: (() => void) | null }>();
+
+/** Returns to the event loop as one macrotask (queued messages, a cancel, are handled first). */
+const channel = new MessageChannel();
+const yields: (() => void)[] = [];
+channel.port1.onmessage = () => yields.shift()?.();
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => {
+    yields.push(resolve);
+    channel.port2.postMessage(null);
+  });
+}
+
+function session(n: number): H5Session {
+  if (h5 === null) throw new Error("scatterlab worker: no files open (call openFiles first)");
+  if (n !== h5Number) throw new Error("scatterlab worker: these files were closed by a later openFiles");
+  return h5;
+}
+
+async function stream(request: Extract<H5Request, { op: "streamFrames" }>): Promise<H5StreamResult> {
+  const state = { cancelled: false, unacked: 0, wake: null as (() => void) | null };
+  streams.set(request.id, state);
+  try {
+    const framesTotal = session(request.session).streamStart(request.mask);
+    let batches = 0;
+    let framesDone = 0;
+    for (;;) {
+      while (state.unacked >= STREAM_AHEAD && !state.cancelled) await new Promise<void>((wake) => (state.wake = wake));
+      if (state.cancelled) return { framesDone, framesTotal, batches, cancelled: true };
+      const step = session(request.session).streamNext(request.maxFrames);
+      framesDone = step.framesDone;
+      if (step.n > 0) {
+        batches += 1;
+        state.unacked += 1;
+        const batch = { first: step.first, n: step.n, data: step.data, framesDone, framesTotal };
+        scope.postMessage({ id: request.id, batch }, [step.data.buffer]);
+      }
+      if (step.done) return { framesDone, framesTotal, batches, cancelled: false };
+      await yieldToEventLoop();
+    }
+  } finally {
+    streams.delete(request.id);
+  }
+}
+
+async function handle(request: Exclude<WorkerRequest, { op: "cancel" | "ack" }>): Promise<[WorkerAnswer, Transferable[]]> {
   switch (request.op) {
+    case "h5Open": {
+      if (engine === null) throw new Error("scatterlab worker: not initialised");
+      const opened = H5Session.open(request.files);
+      h5?.free();
+      h5 = opened;
+      h5Number += 1;
+      return [{ session: h5Number, names: opened.names }, []];
+    }
+    case "h5Tree":
+      return [session(request.session).tree(request.name), []];
+    case "stemInfo":
+      return [session(request.session).stemInfo(request.master), []];
+    case "readFrames": {
+      const data: H5Pixels = session(request.session).readFrames(request.first, request.n, request.mask);
+      return [data, [data.buffer]];
+    }
+    case "streamFrames":
+      return [await stream(request), []];
     case "init": {
       if (engine !== null) throw new Error("scatterlab worker: already initialised");
       try {
@@ -63,8 +136,12 @@ async function handle(request: Exclude<WorkerRequest, { op: "cancel" }>): Promis
 
 scope.addEventListener("message", (event) => {
   const request = event.data;
-  if (request.op === "cancel") {
-    fits.get(request.id)?.abort();
+  if (request.op === "cancel" || request.op === "ack") {
+    const s = streams.get(request.id);
+    if (s && request.op === "ack") s.unacked -= 1;
+    if (s && request.op === "cancel") s.cancelled = true;
+    s?.wake?.();
+    if (request.op === "cancel") fits.get(request.id)?.abort();
     return;
   }
   handle(request).then(
