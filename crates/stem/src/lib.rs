@@ -7,5 +7,6 @@
 //! `I[scan_row, scan_col, det_row, det_col]`, frame = `scan_row * scan_cols + scan_col`.
 
 pub mod load;
+pub mod reduce;
 
 pub use load::{Acquisition, DirFileSet, FileSet, Hints, LoadError, MapFileSet, MaskPolicy, ReadOptions};

@@ -1,0 +1,40 @@
+//! 4D-STEM reductions on the CPU (the f64/u64 reference every GPU kernel is held to): virtual
+//! detectors as exact integer sums, the sum/mean/max diffraction patterns and total intensity,
+//! centre of mass — all from one read of each frame ([`FusedPass`]) — then the probe found from
+//! the mean pattern ([`auto_probe`]), DPC rotation ([`dpc`]), iDPC by Fourier integration
+//! ([`idpc`]) and display mapping ([`display`]).
+//!
+//! Conventions (CONVENTIONS.md → 4D-STEM): `I[scan_row, scan_col, det_row, det_col]`, `(row, col)`
+//! order everywhere, pixel centres at integer indices, a detector pixel belongs to an annulus when
+//! `inner ≤ d ≤ outer` (closed), `d` measured from the beam centre in pixels.
+
+pub mod detector;
+pub mod display;
+pub mod dpc;
+mod fft2;
+pub mod fused;
+pub mod idpc;
+pub mod probe;
+
+pub use detector::{Annulus, DetectorShape, Runs, VirtualDetector};
+pub use dpc::{center_of_mass, find_rotation, Rotation, RotationOptions, VectorField};
+pub use fused::{FusedPass, FusedResult};
+pub use idpc::{idpc_physical, idpc_quantem};
+pub use probe::{auto_probe, Probe};
+
+/// A reduction's input was unusable; the message names the object and the problem.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{object}: {problem}")]
+pub struct ReduceError {
+    /// What was wrong (e.g. "virtual detector 'adf'", "scan shape").
+    pub object: String,
+    /// Why.
+    pub problem: String,
+}
+
+impl ReduceError {
+    /// An error about `object`.
+    pub fn new(object: impl Into<String>, problem: impl Into<String>) -> Self {
+        ReduceError { object: object.into(), problem: problem.into() }
+    }
+}

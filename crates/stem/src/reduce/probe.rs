@@ -1,0 +1,37 @@
+//! The probe (beam centre and bright-field radius) from the mean diffraction pattern: pixels
+//! above mean + std are the disc; its centroid is the centre and `sqrt(area/π)` the radius (the
+//! fixtures' `auto_probe` rule).
+
+use super::ReduceError;
+
+/// A bright-field disc.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Probe {
+    /// Centre (row, col), pixels.
+    pub center: [f64; 2],
+    /// Radius, pixels.
+    pub radius: f64,
+}
+
+/// The probe of a `det` = (rows, cols) mean pattern.
+pub fn auto_probe(mean_dp: &[f64], det: [usize; 2]) -> Result<Probe, ReduceError> {
+    let n = mean_dp.len();
+    if n == 0 || n != det[0] * det[1] || mean_dp.iter().any(|v| !v.is_finite()) {
+        return Err(ReduceError::new("auto_probe", format!("needs a finite {}×{} mean pattern (got {n} values)", det[0], det[1])));
+    }
+    let mean = mean_dp.iter().sum::<f64>() / n as f64;
+    let std = (mean_dp.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
+    let threshold = mean + std;
+    let (mut area, mut sr, mut sc) = (0usize, 0.0, 0.0);
+    for (i, &v) in mean_dp.iter().enumerate() {
+        if v > threshold {
+            area += 1;
+            sr += (i / det[1]) as f64;
+            sc += (i % det[1]) as f64;
+        }
+    }
+    if area == 0 {
+        return Err(ReduceError::new("auto_probe", "no pixel of the mean pattern lies above mean + std (a flat pattern has no bright-field disc)"));
+    }
+    Ok(Probe { center: [sr / area as f64, sc / area as f64], radius: (area as f64 / std::f64::consts::PI).sqrt() })
+}
