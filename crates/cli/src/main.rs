@@ -6,6 +6,7 @@
 //! scatterlab refl compute --model <model.json> [--q-grid start:stop:n] --device cpu|gpu [--out results.json]
 //! scatterlab h5 ls <file.h5> [--attrs] [--json]
 //! scatterlab stem info <master.h5> [--strict]
+//! scatterlab stem reduce <master.h5> [--center ROW,COL] [--bf R] [--adf INNER,OUTER] [--bin K] [--device cpu] --out <dir>
 //! ```
 
 mod gpu_device;
@@ -13,7 +14,9 @@ mod h5_ls;
 mod refl_compute;
 mod refl_fit;
 mod refl_model;
+mod npy;
 mod stem_info;
+mod stem_reduce;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -72,6 +75,29 @@ enum StemCommand {
         /// Fail (non-zero exit) when a data file or the scan shape is missing.
         #[arg(long)]
         strict: bool,
+    },
+    /// Virtual detectors, sum/mean/max patterns, centre of mass, DPC and iDPC as .npy files plus manifest.json.
+    Reduce {
+        /// The Dectris master file (or a single file with /entry/data/data).
+        master: PathBuf,
+        /// Beam centre ROW,COL in pixels (default: auto probe from the mean pattern).
+        #[arg(long, allow_hyphen_values = true)]
+        center: Option<String>,
+        /// Bright-field radius in pixels (default: auto probe).
+        #[arg(long)]
+        bf: Option<f64>,
+        /// ADF radii INNER,OUTER in pixels (default: 1.2 and 2.5 × the BF radius).
+        #[arg(long)]
+        adf: Option<String>,
+        /// Detector bin factor for bin<K>_sum_dp.
+        #[arg(long)]
+        bin: Option<usize>,
+        /// Device to run on (only cpu so far; gpu is a named error, never a fallback).
+        #[arg(long, default_value = "cpu")]
+        device: DeviceKind,
+        /// Output folder.
+        #[arg(long)]
+        out: PathBuf,
     },
 }
 
@@ -143,6 +169,9 @@ fn main() -> ExitCode {
         }),
         Domain::H5 { command: H5Command::Ls { file, attrs, json } } => h5_ls::run(&file, attrs, json),
         Domain::Stem { command: StemCommand::Info { master, strict } } => stem_info::run(&master, strict),
+        Domain::Stem { command: StemCommand::Reduce { master, center, bf, adf, bin, device, out } } => {
+            stem_reduce::run(&stem_reduce::Args { master: &master, center, bf, adf, bin, device, out: &out })
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

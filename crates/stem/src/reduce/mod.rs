@@ -14,12 +14,14 @@ pub mod dpc;
 mod fft2;
 pub mod fused;
 pub mod idpc;
+pub mod pipeline;
 pub mod probe;
 
 pub use detector::{Annulus, DetectorShape, Runs, VirtualDetector};
 pub use dpc::{center_of_mass, find_rotation, Rotation, RotationOptions, VectorField};
 pub use fused::{FusedPass, FusedResult};
 pub use idpc::{idpc_physical, idpc_quantem};
+pub use pipeline::{reduce, Products, ReduceOptions, ReduceRecord};
 pub use probe::{auto_probe, Probe};
 
 /// A reduction's input was unusable; the message names the object and the problem.

@@ -1,0 +1,78 @@
+//! `scatterlab stem reduce <master.h5> [--center ROW,COL] [--bf R] [--adf INNER,OUTER] [--bin K]
+//! [--device cpu] --out <dir>`: every product of [`scatterlab_stem::reduce::reduce`] as one `.npy`
+//! per product (named like the datasets of `<prefix>_reference.h5`) and `manifest.json` with the
+//! geometry, `rotation_deg`, `use_transpose` and the provenance.
+
+use std::path::Path;
+
+use scatterlab_core::{CancelToken, DeviceKind};
+use scatterlab_stem::load::{Acquisition, DirFileSet, Hints};
+use scatterlab_stem::reduce::{reduce, ReduceOptions};
+
+use crate::npy::write_npy;
+
+fn pair(text: &Option<String>, what: &str) -> Result<Option<[f64; 2]>, String> {
+    let Some(t) = text else { return Ok(None) };
+    let v: Vec<f64> = t.split(',').map(|s| s.trim().parse::<f64>()).collect::<Result<_, _>>().map_err(|_| format!("--{what}: expected two numbers A,B (got {t:?})"))?;
+    match v.as_slice() {
+        [a, b] if a.is_finite() && b.is_finite() => Ok(Some([*a, *b])),
+        _ => Err(format!("--{what}: expected two finite numbers A,B (got {t:?})")),
+    }
+}
+
+/// The command's arguments.
+pub struct Args<'a> {
+    /// Master (or single) file.
+    pub master: &'a Path,
+    /// `ROW,COL`.
+    pub center: Option<String>,
+    /// BF radius, px.
+    pub bf: Option<f64>,
+    /// `INNER,OUTER`, px.
+    pub adf: Option<String>,
+    /// Bin factor.
+    pub bin: Option<usize>,
+    /// Device.
+    pub device: DeviceKind,
+    /// Output folder.
+    pub out: &'a Path,
+}
+
+/// Runs the reduction and writes the products.
+pub fn run(a: &Args<'_>) -> Result<(), String> {
+    if a.device != DeviceKind::Cpu {
+        return Err("stem reduce: only --device cpu is implemented so far (the WGSL kernels are the next step); nothing was run".into());
+    }
+    if a.bf.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+        return Err("--bf: the BF radius must be a positive number of pixels".into());
+    }
+    let options = ReduceOptions { center: pair(&a.center, "center")?, bf_radius: a.bf, adf: pair(&a.adf, "adf")?, bin: a.bin, ..Default::default() };
+    let (files, master) = DirFileSet::for_file(a.master).map_err(|e| e.to_string())?;
+    let acq = Acquisition::open(&files, &master, &Hints::default()).map_err(|e| e.to_string())?;
+    let products = reduce(&acq, &files, &options, &CancelToken::new()).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(a.out).map_err(|e| format!("cannot create {}: {e}", a.out.display()))?;
+    let mut written = Vec::new();
+    for (name, shape, values) in &products.integers {
+        write_npy(&a.out.join(format!("{name}.npy")), shape, values)?;
+        written.push(name.clone());
+    }
+    for (name, shape, values) in &products.reals {
+        write_npy(&a.out.join(format!("{name}.npy")), shape, values)?;
+        written.push(name.clone());
+    }
+    let manifest = serde_json::json!({
+        "products": written,
+        "rotation_deg": products.record.rotation_deg,
+        "use_transpose": products.record.use_transpose,
+        "reduction": products.record,
+        "provenance": products.provenance,
+    });
+    let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
+    let path = a.out.join("manifest.json");
+    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    println!("wrote {} products and manifest.json to {}", written.len(), a.out.display());
+    for note in &products.record.notes {
+        println!("note: {note}");
+    }
+    Ok(())
+}

@@ -1,0 +1,200 @@
+//! The whole reduction of an acquisition, as `scatterlab stem reduce` (and later the app) runs
+//! it: probe (given, or [`auto_probe`] from a first pass over the data), one fused pass with the
+//! standard detectors (BF, ABF, ADF, DF), centre of mass, DPC rotation, iDPC and optional
+//! binning, with the provenance of every product.
+//!
+//! With the centre and BF radius given the data are read once; `auto_probe` needs the mean
+//! pattern first, so then they are read twice (the first pass only sums).
+
+use std::ops::ControlFlow;
+
+use scatterlab_core::CancelToken;
+use serde::Serialize;
+
+use super::idpc::{idpc_physical, resolve_half_turn};
+use super::{auto_probe, center_of_mass, find_rotation, FusedPass, FusedResult, ReduceError, RotationOptions, VirtualDetector};
+use crate::load::{bin_frame, Acquisition, FileSet, LoadProvenance, MaskPolicy, StreamOptions};
+
+/// What to reduce and how.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReduceOptions {
+    /// Beam centre (row, col) in pixels; `None` = [`auto_probe`].
+    pub center: Option<[f64; 2]>,
+    /// Bright-field radius in pixels; `None` = [`auto_probe`].
+    pub bf_radius: Option<f64>,
+    /// ADF inner/outer radii in pixels; `None` = `[1.2 R, 2.5 R]` for BF radius R.
+    pub adf: Option<[f64; 2]>,
+    /// Detector bin factor for `bin<K>_sum_dp` (`None` or 1 = none).
+    pub bin: Option<usize>,
+    /// Bad-pixel policy (default: masked pixels zeroed).
+    pub mask: MaskPolicy,
+}
+
+/// The geometry and angles a reduction used (the manifest's numbers).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ReduceRecord {
+    /// Beam centre (row, col), pixels.
+    pub center_row_col: [f64; 2],
+    /// Whether centre and radius came from `auto_probe`.
+    pub auto_probe: bool,
+    /// BF radius, pixels.
+    pub bf_radius_px: f64,
+    /// ADF radii, pixels.
+    pub adf_px: [f64; 2],
+    /// Detector name → pixels covered.
+    pub detector_pixels: Vec<(String, usize)>,
+    /// DPC rotation (exact curl minimum, the half turn resolved), degrees in [0, 360).
+    pub rotation_deg: Option<f64>,
+    /// Whether the transposed component order won.
+    pub use_transpose: Option<bool>,
+    /// Detector sampling used for iDPC, Å⁻¹ per pixel (convergence semi-angle / wavelength / BF radius).
+    pub dk_inv_a_per_px: Option<f64>,
+    /// Why a product is absent (e.g. iDPC without calibration).
+    pub notes: Vec<String>,
+    /// Accumulation types.
+    pub accumulation: String,
+    /// Device and backend.
+    pub device: String,
+    /// This crate's version.
+    pub version: String,
+}
+
+/// Every product, row-major, with its shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Products {
+    /// `(name, shape, values)` for integer products (u64).
+    pub integers: Vec<(String, Vec<usize>, Vec<u64>)>,
+    /// `(name, shape, values)` for real products (f64).
+    pub reals: Vec<(String, Vec<usize>, Vec<f64>)>,
+    /// Geometry, angles, notes.
+    pub record: ReduceRecord,
+    /// Where the data came from and how they were read.
+    pub provenance: LoadProvenance,
+}
+
+fn stream_into(acq: &Acquisition, mask: MaskPolicy, cancel: &CancelToken, f: &mut dyn FnMut(u64, crate::load::PixelSlice<'_>) -> Result<(), ReduceError>) -> Result<crate::load::LoadRecord, ReduceError> {
+    let mut err = None;
+    let summary = acq
+        .stream(
+            &StreamOptions { mask, batch_frames: 64 },
+            &mut |b| match f(b.first_frame, b.data) {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    err = Some(e);
+                    ControlFlow::Break(())
+                }
+            },
+            &mut |_: u64, _: u64| {},
+            cancel,
+        )
+        .map_err(|e| ReduceError::new(acq.master(), e.to_string()))?;
+    match err {
+        Some(e) => Err(e),
+        None => Ok(summary.record),
+    }
+}
+
+/// Reduces the acquisition `acq` (its files in `files`, for provenance hashes).
+pub fn reduce(acq: &Acquisition, files: &dyn FileSet, options: &ReduceOptions, cancel: &CancelToken) -> Result<Products, ReduceError> {
+    let scan = acq.scan_shape().map_err(|e| ReduceError::new("scan shape", e.to_string()))?;
+    let scan = [scan.rows, scan.cols];
+    let det = acq.det_shape();
+    let n = acq.n_frames() as usize;
+    let mut notes = Vec::new();
+    let (center, radius, auto) = match (options.center, options.bf_radius) {
+        (Some(c), Some(r)) => (c, r, false),
+        (c, r) => {
+            let mut sum = FusedPass::new(det, n, &[])?;
+            stream_into(acq, options.mask, cancel, &mut |first, data| sum.add(first, data))?;
+            let probe = auto_probe(&sum.finish().mean_dp(), det)?;
+            (c.unwrap_or(probe.center), r.unwrap_or(probe.radius), true)
+        }
+    };
+    let adf = options.adf.unwrap_or([1.2 * radius, 2.5 * radius]);
+    let detectors = VirtualDetector::standard(center, radius, adf);
+    let mut pass = FusedPass::new(det, n, &detectors)?;
+    let bin = options.bin.filter(|&k| k > 1);
+    let record = stream_into(acq, options.mask, cancel, &mut |first, data| {
+        pass.add(first, data)?;
+        Ok(())
+    })?;
+    let fused: FusedResult = pass.finish();
+    let binned = match bin {
+        Some(k) => Some(bin_frame::<u64, u64>(&fused.sum_dp, det, k).map_err(|e| ReduceError::new("detector binning", e.to_string()))?),
+        None => None,
+    };
+    let mut reals = vec![("mean_dp".to_owned(), det.to_vec(), fused.mean_dp())];
+    let com = center_of_mass(&fused.com_raw, scan)?;
+    reals.push(("com_row_raw".into(), scan.to_vec(), fused.com_raw[0].clone()));
+    reals.push(("com_col_raw".into(), scan.to_vec(), fused.com_raw[1].clone()));
+    reals.push(("com_row".into(), scan.to_vec(), com.r.clone()));
+    reals.push(("com_col".into(), scan.to_vec(), com.c.clone()));
+    let cal = acq.calibration();
+    let wavelength = cal.wavelength_a.or_else(|| cal.voltage_kv.map(wavelength_from_kv));
+    let dk = match (cal.convergence_mrad, wavelength) {
+        (Some(alpha), Some(l)) if radius > 0.0 => Some(alpha * 1e-3 / l / radius),
+        _ => None,
+    };
+    let (mut rotation_deg, mut use_transpose) = (None, None);
+    match find_rotation(&com, &RotationOptions::default()) {
+        Ok(rot) => {
+            let adf_image: Vec<f64> = fused.detector("adf").unwrap_or(&[]).iter().map(|&v| v as f64).collect();
+            let mut deg = rot.fine_deg;
+            match (dk, cal.scan_step_a) {
+                (Some(dk), Some(step)) => {
+                    let mut phase = idpc_physical(&com.rotated(deg, rot.transpose), dk, step)?;
+                    if resolve_half_turn(&phase, &adf_image) {
+                        phase.iter_mut().for_each(|v| *v = -*v);
+                        deg += 180.0;
+                    }
+                    reals.push(("idpc".into(), scan.to_vec(), phase));
+                }
+                _ => notes.push("idpc: needs the convergence semi-angle, the wavelength (or voltage) and the scan step; not in the file".into()),
+            }
+            let aligned = com.rotated(deg, rot.transpose);
+            reals.push(("dpc_row_aligned".into(), scan.to_vec(), aligned.r));
+            reals.push(("dpc_col_aligned".into(), scan.to_vec(), aligned.c));
+            rotation_deg = Some(deg);
+            use_transpose = Some(rot.transpose);
+        }
+        Err(e) => notes.push(format!("DPC: {e}")),
+    }
+    let mut integers = vec![
+        ("sum_dp".to_owned(), det.to_vec(), fused.sum_dp.clone()),
+        ("max_dp".to_owned(), det.to_vec(), fused.max_dp.clone()),
+        ("total".to_owned(), scan.to_vec(), fused.total.clone()),
+    ];
+    for (name, _, values) in &fused.detectors {
+        integers.push((name.clone(), scan.to_vec(), values.clone()));
+    }
+    if let (Some(k), Some((shape, b))) = (bin, binned) {
+        integers.push((format!("bin{k}_sum_dp"), shape.to_vec(), b));
+    }
+    let provenance = acq.provenance(files, &record, None).map_err(|e| ReduceError::new("provenance", e.to_string()))?;
+    Ok(Products {
+        integers,
+        reals,
+        record: ReduceRecord {
+            center_row_col: center,
+            auto_probe: auto,
+            bf_radius_px: radius,
+            adf_px: adf,
+            detector_pixels: fused.detectors.iter().map(|(n, p, _)| (n.clone(), *p)).collect(),
+            rotation_deg,
+            use_transpose,
+            dk_inv_a_per_px: dk,
+            notes,
+            accumulation: "u64 integer sums, u128 centre-of-mass moments, f64 reals".into(),
+            device: "cpu".into(),
+            version: format!("scatterlab-stem {}", env!("CARGO_PKG_VERSION")),
+        },
+        provenance,
+    })
+}
+
+/// Relativistic electron wavelength in Å for an accelerating voltage in kV.
+pub fn wavelength_from_kv(kv: f64) -> f64 {
+    // λ = h / sqrt(2 m e V (1 + e V / (2 m c²))), with h c = 12.398 419 84 keV·Å and m c² = 510.998 95 keV.
+    let v = kv;
+    12.398_419_843_320_026 / (v * (2.0 * 510.998_950_00 + v)).sqrt()
+}
