@@ -66,6 +66,106 @@ fn gather8(src: &[u8], base: usize, nb: usize) -> u64 {
     u64::from_le_bytes([b(0), b(1), b(2), b(3), b(4), b(5), b(6), b(7)])
 }
 
+/// The 8 bytes at `pos` as a little-endian u64 (0 past the end, which validated callers never reach).
+#[inline(always)]
+fn load8(src: &[u8], pos: usize) -> u64 {
+    src.get(pos..pos + 8).and_then(|s| <[u8; 8]>::try_from(s).ok()).map_or(0, u64::from_le_bytes)
+}
+
+/// Transposes an 8×8 byte matrix held in 8 u64 rows: byte `g` of `w[k]` ends up as byte `k` of
+/// `w[g]`. Three rounds of delta swaps (4, 2, then 1 row apart).
+#[inline(always)]
+fn trans_byte_8x8(w: &mut [u64; 8]) {
+    #[inline(always)]
+    fn swap(w: &mut [u64; 8], a: usize, b: usize, shift: u32, mask: u64) {
+        let t = ((w[a] >> shift) ^ w[b]) & mask;
+        w[b] ^= t;
+        w[a] ^= t << shift;
+    }
+    for a in 0..4 {
+        swap(w, a, a + 4, 32, 0x0000_0000_FFFF_FFFF);
+    }
+    for a in [0, 1, 4, 5] {
+        swap(w, a, a + 2, 16, 0x0000_FFFF_0000_FFFF);
+    }
+    for a in [0, 2, 4, 6] {
+        swap(w, a, a + 1, 8, 0x00FF_00FF_00FF_00FF);
+    }
+}
+
+/// Spreads the two u16 of `v` (low 32 bits) to u16 slots 0 and 2 of a u64.
+#[inline(always)]
+fn spread_u16(v: u64) -> u64 {
+    (v | (v << 16)) & 0x0000_FFFF_0000_FFFF
+}
+
+/// Writes one group of 8 elements: `y[j]` holds byte `j` of the 8 elements (byte `m` = element
+/// `m`), `grp` is the 8 × `ES` output bytes. Element sizes 1, 2 and 4 build whole u64 words
+/// (byte interleaves by shifts and masks) instead of storing single bytes.
+#[inline(always)]
+fn store_group<const ES: usize>(y: &[u64; ES], grp: &mut [u8]) {
+    let words: [u64; ES] = match ES {
+        1 => std::array::from_fn(|_| y[0]),
+        2 => std::array::from_fn(|h| {
+            let (a, b) = ((y[0] >> (32 * h)) & 0xFFFF_FFFF, (y[1 % ES] >> (32 * h)) & 0xFFFF_FFFF);
+            spread_bytes(a) | (spread_bytes(b) << 8)
+        }),
+        4 => {
+            // Bytes j0,j1 and j2,j3 interleave into u16 pairs, then the pairs interleave.
+            let half = |p: usize, h: usize| {
+                let (a, b) = ((y[p % ES] >> (32 * h)) & 0xFFFF_FFFF, (y[(p + 1) % ES] >> (32 * h)) & 0xFFFF_FFFF);
+                spread_bytes(a) | (spread_bytes(b) << 8)
+            };
+            let (lo01, hi01, lo23, hi23) = (half(0, 0), half(0, 1), half(2, 0), half(2, 1));
+            std::array::from_fn(|w| {
+                let (a, b) = if w < 2 { (lo01, lo23) } else { (hi01, hi23) };
+                let sh = 32 * (w as u32 % 2);
+                spread_u16((a >> sh) & 0xFFFF_FFFF) | (spread_u16((b >> sh) & 0xFFFF_FFFF) << 16)
+            })
+        }
+        _ => {
+            for (j, yj) in y.iter().enumerate() {
+                for (m, byte) in yj.to_le_bytes().into_iter().enumerate() {
+                    if let Some(d) = grp.get_mut(m * ES + j) {
+                        *d = byte;
+                    }
+                }
+            }
+            return;
+        }
+    };
+    for (d, w) in grp.chunks_exact_mut(8).zip(words) {
+        d.copy_from_slice(&w.to_le_bytes());
+    }
+}
+
+/// [`bitunshuffle_block`] for a compile-time element size on a validated `n * ES`-byte block.
+/// Eight groups at a time: one u64 load per bit row covers 8 groups, an 8×8 byte transpose turns
+/// those 8 row words into one word per group, and [`trans_bit_8x8`] turns each into byte `j` of
+/// its 8 elements. Columns past the last multiple of 8 (`nb % 8`) gather single bytes.
+fn unshuffle_es<const ES: usize>(src: &[u8], dst: &mut [u8], nb: usize) {
+    let wide = nb & !7;
+    let group = 8 * ES;
+    for (c8, out) in dst.chunks_exact_mut(8 * group).take(wide / 8).enumerate() {
+        let c = 8 * c8;
+        let mut ys = [[0u64; ES]; 8];
+        for j in 0..ES {
+            let mut w: [u64; 8] = std::array::from_fn(|k| load8(src, (8 * j + k) * nb + c));
+            trans_byte_8x8(&mut w);
+            for (g, x) in w.into_iter().enumerate() {
+                ys[g][j] = trans_bit_8x8(x);
+            }
+        }
+        for (y, grp) in ys.iter().zip(out.chunks_exact_mut(group)) {
+            store_group::<ES>(y, grp);
+        }
+    }
+    for (i, grp) in dst.chunks_exact_mut(group).enumerate().skip(wide) {
+        let y: [u64; ES] = std::array::from_fn(|j| trans_bit_8x8(gather8(src, 8 * j * nb + i, nb)));
+        store_group::<ES>(&y, grp);
+    }
+}
+
 /// Undoes the bit transpose of one block: `n` elements (`n % 8 == 0`) of `es` bytes from
 /// `src[..n * es]` into `dst[..n * es]`.
 pub fn bitunshuffle_block(src: &[u8], dst: &mut [u8], n: usize, es: usize) -> Result<(), DecodeError> {
@@ -75,26 +175,20 @@ pub fn bitunshuffle_block(src: &[u8], dst: &mut [u8], n: usize, es: usize) -> Re
         return Ok(());
     }
     let (src, dst) = (&src[..bytes], &mut dst[..bytes]);
-    if es == 2 {
-        // The detector case (u16): both transposed bytes of a group interleave into two u64
-        // stores instead of 16 byte stores.
-        for (i, grp) in dst.chunks_exact_mut(16).enumerate() {
-            let y0 = trans_bit_8x8(gather8(src, i, nb));
-            let y1 = trans_bit_8x8(gather8(src, 8 * nb + i, nb));
-            let lo = spread_bytes(y0 & 0xFFFF_FFFF) | (spread_bytes(y1 & 0xFFFF_FFFF) << 8);
-            let hi = spread_bytes(y0 >> 32) | (spread_bytes(y1 >> 32) << 8);
-            let (a, b) = grp.split_at_mut(8);
-            a.copy_from_slice(&lo.to_le_bytes());
-            b.copy_from_slice(&hi.to_le_bytes());
-        }
-        return Ok(());
-    }
-    for (i, grp) in dst.chunks_exact_mut(8 * es).enumerate() {
-        for j in 0..es {
-            let y = trans_bit_8x8(gather8(src, 8 * j * nb + i, nb)).to_le_bytes();
-            for (m, &byte) in y.iter().enumerate() {
-                if let Some(d) = grp.get_mut(m * es + j) {
-                    *d = byte;
+    match es {
+        1 => unshuffle_es::<1>(src, dst, nb),
+        2 => unshuffle_es::<2>(src, dst, nb),
+        4 => unshuffle_es::<4>(src, dst, nb),
+        8 => unshuffle_es::<8>(src, dst, nb),
+        _ => {
+            for (i, grp) in dst.chunks_exact_mut(8 * es).enumerate() {
+                for j in 0..es {
+                    let y = trans_bit_8x8(gather8(src, 8 * j * nb + i, nb)).to_le_bytes();
+                    for (m, &byte) in y.iter().enumerate() {
+                        if let Some(d) = grp.get_mut(m * es + j) {
+                            *d = byte;
+                        }
+                    }
                 }
             }
         }
