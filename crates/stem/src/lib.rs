@@ -6,6 +6,7 @@
 //! the bad-pixel policy applied and recorded. Data model (CONVENTIONS.md):
 //! `I[scan_row, scan_col, det_row, det_col]`, frame = `scan_row * scan_cols + scan_col`.
 
+pub mod gpu;
 pub mod load;
 pub mod reduce;
 
