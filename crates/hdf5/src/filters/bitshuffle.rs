@@ -1,4 +1,5 @@
-//! The bitshuffle bit transpose (kiyo-masui/bitshuffle), scalar.
+//! The bitshuffle bit transpose (kiyo-masui/bitshuffle): scalar u64 words, plus 128-bit vectors
+//! for 2-byte elements (`bitshuffle/simd.rs`).
 //!
 //! A block of `n` elements (`n % 8 == 0`) of `es` bytes is stored as `8 * es` bit rows of
 //! `nb = n / 8` bytes: bit `m` of `shuffled[(8 * j + k) * nb + i]` is bit `k` of byte `j`
@@ -7,6 +8,8 @@
 //! the 8 elements of group `i` at once (bitshuffle's `TRANS_BIT_8X8`).
 
 use crate::error::DecodeError;
+
+mod simd;
 
 /// Elements per block a bitshuffle writer uses when the filter asks for "auto" (block size 0):
 /// `bshuf_default_block_size`, 8 KiB worth of elements rounded down to a multiple of 8, at least 128.
@@ -142,18 +145,19 @@ fn store_group<const ES: usize>(y: &[u64; ES], grp: &mut [u8]) {
 /// [`bitunshuffle_block`] for a compile-time element size on a validated `n * ES`-byte block.
 /// Eight groups at a time: one u64 load per bit row covers 8 groups, an 8×8 byte transpose turns
 /// those 8 row words into one word per group, and [`trans_bit_8x8`] turns each into byte `j` of
-/// its 8 elements. Columns past the last multiple of 8 (`nb % 8`) gather single bytes.
-fn unshuffle_es<const ES: usize>(src: &[u8], dst: &mut [u8], nb: usize) {
+/// its 8 elements. Columns past the last multiple of 8 (`nb % 8`) gather single bytes. Columns
+/// before `from` (a multiple of 8) are left alone: the vector path did them.
+fn unshuffle_es<const ES: usize>(src: &[u8], dst: &mut [u8], nb: usize, from: usize) {
     let wide = nb & !7;
     let group = 8 * ES;
-    for (c8, out) in dst.chunks_exact_mut(8 * group).take(wide / 8).enumerate() {
+    for (c8, out) in dst.chunks_exact_mut(8 * group).enumerate().take(wide / 8).skip(from / 8) {
         let c = 8 * c8;
         let mut ys = [[0u64; ES]; 8];
         for j in 0..ES {
             let mut w: [u64; 8] = std::array::from_fn(|k| load8(src, (8 * j + k) * nb + c));
             trans_byte_8x8(&mut w);
-            for (g, x) in w.into_iter().enumerate() {
-                ys[g][j] = trans_bit_8x8(x);
+            for (y, x) in ys.iter_mut().zip(w) {
+                y[j] = trans_bit_8x8(x);
             }
         }
         for (y, grp) in ys.iter().zip(out.chunks_exact_mut(group)) {
@@ -176,10 +180,13 @@ pub fn bitunshuffle_block(src: &[u8], dst: &mut [u8], n: usize, es: usize) -> Re
     }
     let (src, dst) = (&src[..bytes], &mut dst[..bytes]);
     match es {
-        1 => unshuffle_es::<1>(src, dst, nb),
-        2 => unshuffle_es::<2>(src, dst, nb),
-        4 => unshuffle_es::<4>(src, dst, nb),
-        8 => unshuffle_es::<8>(src, dst, nb),
+        1 => unshuffle_es::<1>(src, dst, nb, 0),
+        2 => {
+            let done = simd::unshuffle_es2(src, dst, nb);
+            unshuffle_es::<2>(src, dst, nb, done);
+        }
+        4 => unshuffle_es::<4>(src, dst, nb, 0),
+        8 => unshuffle_es::<8>(src, dst, nb, 0),
         _ => {
             for (i, grp) in dst.chunks_exact_mut(8 * es).enumerate() {
                 for j in 0..es {
