@@ -23,6 +23,13 @@ fi
 if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c "import pandas, polars" 2>/dev/null; then
   "$venv/bin/pip" install -q pandas polars && echo "bench: pandas, polars installed in $venv" || echo "bench: pandas/polars not installed; the refnx fit row is skipped"
 fi
+# stem_decode_bench's peer (python/h5py_decode.py): h5py + hdf5plugin, and bitshuffle for the per-chunk row.
+if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c "import h5py, hdf5plugin" 2>/dev/null; then
+  "$venv/bin/pip" install -q h5py hdf5plugin && echo "bench: h5py, hdf5plugin installed in $venv" || echo "bench: h5py/hdf5plugin not installed; the h5py rows are skipped"
+fi
+if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c "import bitshuffle" 2>/dev/null; then
+  "$venv/bin/pip" install -q --only-binary=:all: bitshuffle || echo "bench: bitshuffle not installed; the h5py read_direct_chunk row is skipped"
+fi
 log=$(mktemp); trap 'rm -f "$log"' EXIT
 cargo run --release -q -p scatterlab-benches --bin refl_bench | tee "$log"
 # The general 4×4 method on a tilted biaxial 100-layer stack vs refloxide general_reflectivity.
@@ -37,5 +44,7 @@ fi
 if [ -f dist/worker.js ]; then
   node benches/web/fit_wasm.mjs || echo "bench: browser fit benchmark failed"
 fi
+# 4D-STEM chunk decoding (dev_medium, bitshuffle+LZ4) vs h5py + hdf5plugin (goal >= 1 GB/s per core).
+cargo run --release -q -p scatterlab-benches --bin stem_decode_bench || echo "bench: STEM decode benchmark failed"
 # Fitting the fixture task: our DE + LM (CPU, GPU) vs refnx's DE with refloxide's model (about a minute).
 cargo run --release -q -p scatterlab-benches --bin refl_fit_bench || echo "bench: fit benchmark failed"
