@@ -9,8 +9,14 @@ pub fn reflectivity_pipeline(device: DeviceKind) -> Result<Option<ParrattGpu>, S
     match device {
         DeviceKind::Cpu => Ok(None),
         DeviceKind::Gpu => {
-            let ctx = pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default())).map_err(|e| e.to_string())?;
+            let ctx = context()?;
             Ok(Some(pollster::block_on(ParrattGpu::new(&ctx)).map_err(|e| e.to_string())?))
         }
     }
+}
+
+/// Acquires the default adapter's device (for domains that build their own pipelines).
+/// Failure is an error: the CLI never falls back to the CPU.
+pub fn context() -> Result<scatterlab_gpu::GpuContext, String> {
+    pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default())).map_err(|e| format!("no GPU for --device gpu: {e}"))
 }

@@ -1,5 +1,5 @@
 //! `scatterlab stem reduce <master.h5> [--center ROW,COL] [--bf R] [--adf INNER,OUTER] [--bin K]
-//! [--device cpu] --out <dir>`: every product of [`scatterlab_stem::reduce::reduce`] as one `.npy`
+//! [--device cpu|gpu] --out <dir>`: every product of [`scatterlab_stem::reduce::reduce`] as one `.npy`
 //! per product (named like the datasets of `<prefix>_reference.h5`) and `manifest.json` with the
 //! geometry, `rotation_deg`, `use_transpose` and the provenance.
 
@@ -7,7 +7,7 @@ use std::path::Path;
 
 use scatterlab_core::{CancelToken, DeviceKind};
 use scatterlab_stem::load::{Acquisition, DirFileSet, Hints};
-use scatterlab_stem::reduce::{reduce, ReduceOptions};
+use scatterlab_stem::reduce::{reduce, ReduceDevice, ReduceOptions};
 
 use crate::npy::write_npy;
 
@@ -40,16 +40,18 @@ pub struct Args<'a> {
 
 /// Runs the reduction and writes the products.
 pub fn run(a: &Args<'_>) -> Result<(), String> {
-    if a.device != DeviceKind::Cpu {
-        return Err("stem reduce: only --device cpu is implemented so far (the WGSL kernels are the next step); nothing was run".into());
-    }
     if a.bf.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
         return Err("--bf: the BF radius must be a positive number of pixels".into());
     }
     let options = ReduceOptions { center: pair(&a.center, "center")?, bf_radius: a.bf, adf: pair(&a.adf, "adf")?, bin: a.bin, ..Default::default() };
     let (files, master) = DirFileSet::for_file(a.master).map_err(|e| e.to_string())?;
     let acq = Acquisition::open(&files, &master, &Hints::default()).map_err(|e| e.to_string())?;
-    let products = reduce(&acq, &files, &options, &CancelToken::new()).map_err(|e| e.to_string())?;
+    let ctx = match a.device {
+        DeviceKind::Cpu => None,
+        DeviceKind::Gpu => Some(crate::gpu_device::context()?),
+    };
+    let device = ctx.as_ref().map_or(ReduceDevice::Cpu, ReduceDevice::Gpu);
+    let products = pollster::block_on(reduce(&acq, &files, &options, device, &mut |_, _| {}, &CancelToken::new())).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(a.out).map_err(|e| format!("cannot create {}: {e}", a.out.display()))?;
     let mut written = Vec::new();
     for (name, shape, values) in &products.integers {

@@ -4,16 +4,18 @@
 //! binning, with the provenance of every product.
 //!
 //! With the centre and BF radius given the data are read once; `auto_probe` needs the mean
-//! pattern first, so then they are read twice (the first pass only sums).
-
-use std::ops::ControlFlow;
+//! pattern first, so then they are read twice (the first pass only sums). The fused pass runs on
+//! the device the caller picks ([`ReduceDevice`]); everything after it (CoM field, rotation, FFTs)
+//! is small and runs on the CPU in f64. Async because GPU readback is (in the browser it must be).
 
 use scatterlab_core::CancelToken;
+use scatterlab_gpu::GpuContext;
 use serde::Serialize;
 
 use super::idpc::{idpc_physical, resolve_half_turn};
 use super::{auto_probe, center_of_mass, find_rotation, FusedPass, FusedResult, ReduceError, RotationOptions, VirtualDetector};
-use crate::load::{bin_frame, Acquisition, FileSet, LoadProvenance, MaskPolicy, StreamOptions};
+use crate::gpu::FusedPassGpu;
+use crate::load::{bin_frame, Acquisition, FileSet, LoadProvenance, LoadRecord, MaskPolicy, PixelSlice, StreamCursor};
 
 /// What to reduce and how.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -72,30 +74,62 @@ pub struct Products {
     pub provenance: LoadProvenance,
 }
 
-fn stream_into(acq: &Acquisition, mask: MaskPolicy, cancel: &CancelToken, f: &mut dyn FnMut(u64, crate::load::PixelSlice<'_>) -> Result<(), ReduceError>) -> Result<crate::load::LoadRecord, ReduceError> {
-    let mut err = None;
-    let summary = acq
-        .stream(
-            &StreamOptions { mask, batch_frames: 64 },
-            &mut |b| match f(b.first_frame, b.data) {
-                Ok(()) => ControlFlow::Continue(()),
-                Err(e) => {
-                    err = Some(e);
-                    ControlFlow::Break(())
-                }
-            },
-            &mut |_: u64, _: u64| {},
-            cancel,
-        )
-        .map_err(|e| ReduceError::new(acq.master(), e.to_string()))?;
-    match err {
-        Some(e) => Err(e),
-        None => Ok(summary.record),
+/// Where the fused pass runs. The caller chooses; nothing falls back.
+#[derive(Clone, Copy, Debug)]
+pub enum ReduceDevice<'g> {
+    /// [`FusedPass`] on this thread (u64/u128 sums).
+    Cpu,
+    /// [`FusedPassGpu`] on this context (paired-u32 sums, identical results).
+    Gpu(&'g GpuContext),
+}
+
+/// A fused pass on either device.
+enum Pass {
+    Cpu(FusedPass),
+    Gpu(FusedPassGpu),
+}
+
+impl Pass {
+    async fn new(device: ReduceDevice<'_>, det: [usize; 2], n: usize, detectors: &[VirtualDetector]) -> Result<Self, ReduceError> {
+        Ok(match device {
+            ReduceDevice::Cpu => Pass::Cpu(FusedPass::new(det, n, detectors)?),
+            ReduceDevice::Gpu(ctx) => Pass::Gpu(FusedPassGpu::new(ctx, det, n, detectors).await?),
+        })
+    }
+
+    async fn add(&mut self, first: u64, data: PixelSlice<'_>) -> Result<(), ReduceError> {
+        match self {
+            Pass::Cpu(p) => p.add(first, data),
+            Pass::Gpu(p) => p.add(first, data).await,
+        }
+    }
+
+    async fn finish(self) -> Result<FusedResult, ReduceError> {
+        match self {
+            Pass::Cpu(p) => Ok(p.finish()),
+            Pass::Gpu(p) => p.finish().await,
+        }
     }
 }
 
-/// Reduces the acquisition `acq` (its files in `files`, for provenance hashes).
-pub fn reduce(acq: &Acquisition, files: &dyn FileSet, options: &ReduceOptions, cancel: &CancelToken) -> Result<Products, ReduceError> {
+/// Streams every frame through `pass` (batches from the cursor, cancel checked between them).
+async fn run_pass(acq: &Acquisition, mask: MaskPolicy, pass: &mut Pass, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<LoadRecord, ReduceError> {
+    let mut cursor = StreamCursor::new(acq, mask);
+    let load_err = |e: crate::load::LoadError| ReduceError::new(acq.master(), e.to_string());
+    loop {
+        if cancel.is_cancelled() {
+            return Err(ReduceError::new("reduction", "cancelled"));
+        }
+        let Some(batch) = cursor.next_batch(acq, 64).map_err(load_err)? else { break };
+        pass.add(batch.first_frame, batch.data).await?;
+        progress(cursor.frames_done(), cursor.frames_total());
+    }
+    Ok(LoadRecord { frames: [0, acq.n_frames()], region: None, bin: 1, mask_policy: mask, n_masked: cursor.n_masked() })
+}
+
+/// Reduces the acquisition `acq` (its files in `files`, for provenance hashes) with the fused
+/// pass on `device`; `progress` gets (frames done, total) per batch of each pass over the data.
+pub async fn reduce(acq: &Acquisition, files: &dyn FileSet, options: &ReduceOptions, device: ReduceDevice<'_>, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<Products, ReduceError> {
     let scan = acq.scan_shape().map_err(|e| ReduceError::new("scan shape", e.to_string()))?;
     let scan = [scan.rows, scan.cols];
     let det = acq.det_shape();
@@ -104,21 +138,18 @@ pub fn reduce(acq: &Acquisition, files: &dyn FileSet, options: &ReduceOptions, c
     let (center, radius, auto) = match (options.center, options.bf_radius) {
         (Some(c), Some(r)) => (c, r, false),
         (c, r) => {
-            let mut sum = FusedPass::new(det, n, &[])?;
-            stream_into(acq, options.mask, cancel, &mut |first, data| sum.add(first, data))?;
-            let probe = auto_probe(&sum.finish().mean_dp(), det)?;
+            let mut sum = Pass::new(device, det, n, &[]).await?;
+            run_pass(acq, options.mask, &mut sum, progress, cancel).await?;
+            let probe = auto_probe(&sum.finish().await?.mean_dp(), det)?;
             (c.unwrap_or(probe.center), r.unwrap_or(probe.radius), true)
         }
     };
     let adf = options.adf.unwrap_or([1.2 * radius, 2.5 * radius]);
     let detectors = VirtualDetector::standard(center, radius, adf);
-    let mut pass = FusedPass::new(det, n, &detectors)?;
+    let mut pass = Pass::new(device, det, n, &detectors).await?;
     let bin = options.bin.filter(|&k| k > 1);
-    let record = stream_into(acq, options.mask, cancel, &mut |first, data| {
-        pass.add(first, data)?;
-        Ok(())
-    })?;
-    let fused: FusedResult = pass.finish();
+    let record = run_pass(acq, options.mask, &mut pass, progress, cancel).await?;
+    let fused: FusedResult = pass.finish().await?;
     let binned = match bin {
         Some(k) => Some(bin_frame::<u64, u64>(&fused.sum_dp, det, k).map_err(|e| ReduceError::new("detector binning", e.to_string()))?),
         None => None,
@@ -185,7 +216,10 @@ pub fn reduce(acq: &Acquisition, files: &dyn FileSet, options: &ReduceOptions, c
             dk_inv_a_per_px: dk,
             notes,
             accumulation: "u64 integer sums, u128 centre-of-mass moments, f64 reals".into(),
-            device: "cpu".into(),
+            device: match device {
+                ReduceDevice::Cpu => "cpu (fused pass u64)".into(),
+                ReduceDevice::Gpu(ctx) => format!("gpu {} (fused pass paired-u32, exact)", ctx.describe()),
+            },
             version: format!("scatterlab-stem {}", env!("CARGO_PKG_VERSION")),
         },
         provenance,
