@@ -86,14 +86,14 @@ pub enum ReduceDevice<'g> {
 /// A fused pass on either device.
 enum Pass {
     Cpu(FusedPass),
-    Gpu(FusedPassGpu),
+    Gpu(Box<FusedPassGpu>),
 }
 
 impl Pass {
     async fn new(device: ReduceDevice<'_>, det: [usize; 2], n: usize, detectors: &[VirtualDetector]) -> Result<Self, ReduceError> {
         Ok(match device {
             ReduceDevice::Cpu => Pass::Cpu(FusedPass::new(det, n, detectors)?),
-            ReduceDevice::Gpu(ctx) => Pass::Gpu(FusedPassGpu::new(ctx, det, n, detectors).await?),
+            ReduceDevice::Gpu(ctx) => Pass::Gpu(Box::new(FusedPassGpu::new(ctx, det, n, detectors).await?)),
         })
     }
 
@@ -107,7 +107,7 @@ impl Pass {
     async fn finish(self) -> Result<FusedResult, ReduceError> {
         match self {
             Pass::Cpu(p) => Ok(p.finish()),
-            Pass::Gpu(p) => p.finish().await,
+            Pass::Gpu(p) => (*p).finish().await,
         }
     }
 }
