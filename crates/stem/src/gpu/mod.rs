@@ -2,6 +2,8 @@
 //! Vulkan/Metal/DX12 natively, WebGPU in the browser). Each implements the same contract as its
 //! CPU reference and returns the same result type; tests compare them byte for byte.
 
+mod display;
 mod fused;
 
+pub use display::DisplayGpu;
 pub use fused::FusedPassGpu;

@@ -8,6 +8,7 @@
 //! order everywhere, pixel centres at integer indices, a detector pixel belongs to an annulus when
 //! `inner ≤ d ≤ outer` (closed), `d` measured from the beam centre in pixels.
 
+pub mod colormap;
 pub mod detector;
 pub mod display;
 pub mod dpc;
