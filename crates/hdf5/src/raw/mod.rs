@@ -146,12 +146,15 @@ impl RawDataset {
 
     /// Bytes of one decoded chunk (chunks at the dataset's edge are stored full size too), or of
     /// the whole data for contiguous and compact layouts.
+    ///
+    /// A damaged shape whose size overflows gives `u64::MAX`, which no buffer can match.
     pub fn chunk_bytes(&self) -> u64 {
-        let elems: u64 = match &self.layout {
-            RawLayout::Chunked { dims, .. } => dims.iter().product(),
-            _ => self.shape.iter().product(),
+        let dims = match &self.layout {
+            RawLayout::Chunked { dims, .. } => dims,
+            _ => &self.shape,
         };
-        elems.saturating_mul(self.dtype.size as u64)
+        // Saturating, not `product()`: the shape comes from the file (robust.rs found the overflow).
+        dims.iter().fold(self.dtype.size as u64, |a, &d| a.saturating_mul(d))
     }
 
     /// Number of chunks (1 for contiguous and compact data).
