@@ -33,12 +33,14 @@ impl Acquisition {
         };
         let fb = self.frame_bytes();
         let local = first - part.first_frame;
-        if local + n as u64 > part.n_frames || out.len() != n * fb {
+        if local + n as u64 > part.n_frames || Some(out.len()) != n.checked_mul(fb) {
             return Err(LoadError::Request(format!("frames {first}..+{n} outside {} or buffer of {} bytes", part.file, out.len())));
         }
         let (file, ds) = (&src.file, &src.ds);
         let RawLayout::Chunked { dims, grid, .. } = &ds.layout else {
-            return Ok(ds.read_contiguous_into(file, local * fb as u64, out)?);
+            // Checked: `local` comes from the file's declared frame count.
+            let at = local.checked_mul(fb as u64).ok_or_else(|| LoadError::Request(format!("{}: frame {first} lies beyond any addressable byte", part.file)))?;
+            return Ok(ds.read_contiguous_into(file, at, out)?);
         };
         let (Some([k, cr, cc]), Some([_, g1, g2])) = (as3(dims), as3(grid)) else {
             return Err(LoadError::Request(format!("{}: {} chunk grid is not 3-D", part.file, ds.path)));

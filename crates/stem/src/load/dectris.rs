@@ -19,6 +19,8 @@ use super::Acquisition;
 /// The frames dataset's path in data files and single files.
 pub const DATA_PATH: &str = "/entry/data/data";
 const DATA_GROUP: &str = "/entry/data";
+/// Largest frame accepted (1 GiB: a 16384 × 16384 u32 detector); larger shapes are damage.
+pub const MAX_FRAME_BYTES: usize = 1 << 30;
 
 /// One source of frames: a data file (or the single file itself).
 pub struct DataPart {
@@ -124,7 +126,7 @@ pub(super) fn open(fs: &dyn FileSet, master: &str, hints: &Hints) -> Result<Acqu
         (Some(n), t) if n >= 1.0 => Some((n * t.filter(|t| *t >= 1.0).unwrap_or(1.0)) as u64),
         _ => None,
     };
-    let total = declared.or_else(|| scan.as_ref().map(|s| (s.rows * s.cols) as u64));
+    let total = declared.or_else(|| scan.as_ref().map(|s| s.rows.saturating_mul(s.cols) as u64));
     let missing = infer_missing(&mut parts, total);
     let first = parts.iter().find_map(|p| p.source.as_ref()).ok_or_else(|| {
         meta(&file, format!("none of the {} linked data files is available", parts.len()))
@@ -141,7 +143,7 @@ pub(super) fn open(fs: &dyn FileSet, master: &str, hints: &Hints) -> Result<Acqu
     check_overlaps(&parts, &file)?;
     let n_frames = parts.iter().map(|p| p.first_frame + p.n_frames).max().unwrap_or(0).max(total.unwrap_or(0));
     if let Some(s) = &scan {
-        if (s.rows * s.cols) as u64 != n_frames {
+        if s.rows.saturating_mul(s.cols) as u64 != n_frames {
             warnings.push(format!("{master}: scan shape {}×{} ({}) does not match {n_frames} frames", s.rows, s.cols, s.source));
         }
     }
@@ -195,5 +197,10 @@ fn frame_geometry(ds: &RawDataset, file: &H5File) -> Result<([usize; 2], PixelKi
         (k, s) => return Err(unsupported(format!("pixel type {k:?} of {s} bytes (expected unsigned 8, 16 or 32 bit)"))),
     };
     let det = [usize::try_from(*r).map_err(|_| unsupported("detector rows".into()))?, usize::try_from(*c).map_err(|_| unsupported("detector cols".into()))?];
+    // A bound, so that every pixel count and frame size computed from `det` fits (a damaged
+    // shape once overflowed `rows * cols`; tests/robust.rs).
+    if det[0].checked_mul(det[1]).and_then(|p| p.checked_mul(kind.size())).is_none_or(|b| b > MAX_FRAME_BYTES) {
+        return Err(unsupported(format!("detector frame of {r}×{c} {} pixels (over {MAX_FRAME_BYTES} bytes)", kind.name())));
+    }
     Ok((det, kind, ds.dtype.big_endian))
 }

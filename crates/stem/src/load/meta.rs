@@ -166,7 +166,8 @@ pub(super) fn read_scan_shape(file: &H5File, hints: &Hints, warnings: &mut Vec<S
         return Some(ScanShape { rows, cols, source: "hint".into() });
     }
     let from = |v: Vec<f64>, source: &str, warnings: &mut Vec<String>| match v.as_slice() {
-        [r, c] if *r >= 1.0 && *c >= 1.0 && r.fract() == 0.0 && c.fract() == 0.0 => {
+        // At most u32::MAX positions, so `row * cols + col` fits a usize on wasm32 too.
+        [r, c] if *r >= 1.0 && *c >= 1.0 && r.fract() == 0.0 && c.fract() == 0.0 && r * c <= f64::from(u32::MAX) => {
             Some(ScanShape { rows: *r as usize, cols: *c as usize, source: source.into() })
         }
         other => {

@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 
 pub use bin::{bin_frame, bin_frames, binned_shape, MaskPolicy};
 pub use cursor::StreamCursor;
-pub use dectris::{DataPart, MissingFile, DATA_PATH};
+pub use dectris::{DataPart, MissingFile, DATA_PATH, MAX_FRAME_BYTES};
 pub use error::{LoadError, Result};
 pub use fileset::{DirFileSet, FileSet, MapFileSet};
 pub use meta::{Calibration, Hints, PixelMask, ScanShape};

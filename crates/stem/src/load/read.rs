@@ -56,7 +56,8 @@ impl Acquisition {
             return Err(LoadError::Request(format!("frames {first}..+{n} outside 0..{} of {}", self.n_frames, self.master)));
         }
         let px = self.det[0] * self.det[1];
-        bytes.resize(n * self.frame_bytes(), 0);
+        let len = n.checked_mul(self.frame_bytes()).ok_or_else(|| LoadError::Request(format!("{n} frames of {} do not fit in memory", self.master)))?;
+        bytes.resize(len, 0);
         self.read_bytes(first, n, bytes, &mut Decoder::default())?;
         if data.kind() != self.kind {
             *data = PixelData::zeros(self.kind, 0);
