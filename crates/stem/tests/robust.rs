@@ -32,8 +32,11 @@ const SETS: [(&str, usize); 9] = [
     ("single", 0),
 ];
 
-/// One acquisition's files: (name, bytes), the master first.
-fn files(prefix: &str, n_data: usize) -> Vec<(String, Vec<u8>)> {
+/// An acquisition's files as (name, bytes), the master first.
+type Files = Vec<(String, Vec<u8>)>;
+
+/// One acquisition's files.
+fn files(prefix: &str, n_data: usize) -> Files {
     let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/"));
     let names: Vec<String> = if n_data == 0 {
         vec!["dev_small_single.h5".into()]
@@ -86,7 +89,7 @@ fn damaged_acquisition_files_never_panic_and_fail_with_errors_naming_a_file() {
     let seed = run_seed();
     let budget = budget(6);
     println!("robust (stem): seed {seed}, budget {budget:?}; replay with SCATTERLAB_SEED={seed}");
-    let sets: Vec<(Vec<(String, Vec<u8>)>, Vec<DynStorage>)> = SETS
+    let sets: Vec<(Files, Vec<DynStorage>)> = SETS
         .iter()
         .map(|&(p, n)| {
             let f = files(p, n);

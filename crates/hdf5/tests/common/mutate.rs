@@ -59,7 +59,7 @@ pub fn mutate(orig: &[u8], rng: &mut StdRng) -> (Vec<u8>, String) {
         }
     }
     if kind >= 7 {
-        let len = if rng.gen_bool(0.5) { rng.gen_range(0..data.len().min(METADATA_SPAN).max(1)) } else { rng.gen_range(0..data.len().max(1)) };
+        let len = if rng.gen_bool(0.5) { rng.gen_range(0..data.len().clamp(1, METADATA_SPAN)) } else { rng.gen_range(0..data.len().max(1)) };
         data.truncate(len);
         what.push(format!("truncated to {len} of {} bytes", orig.len()));
     }
