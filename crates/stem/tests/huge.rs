@@ -15,10 +15,9 @@
 //! is lazy per-window tables (the walkers take `chunk_bounds` and prune by them); until then the
 //! test bounds the per-chunk cost so that it cannot grow unnoticed.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::ops::ControlFlow;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use rand::rngs::StdRng;
@@ -29,63 +28,16 @@ use scatterlab_hdf5::tree::{NodeKind, StorageLayout};
 use scatterlab_hdf5::{open_raw, tree, H5File, HashKind, TreeOptions};
 use scatterlab_stem::load::{Acquisition, Hints, MapFileSet, MaskPolicy, ReadOptions, StreamOptions};
 
-/// Counts live heap bytes and their peak, for the bound.
-struct Counting;
+#[path = "common/heap.rs"]
+mod heap;
 
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(n: usize) {
-    let now = LIVE.fetch_add(n, Ordering::Relaxed) + n;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; only counters are added.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(l) };
-        if !p.is_null() {
-            grew(l.size());
-        }
-        p
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(l) };
-        if !p.is_null() {
-            grew(l.size());
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) };
-        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        let q = unsafe { System.realloc(p, l, new) };
-        if !q.is_null() {
-            LIVE.fetch_sub(l.size(), Ordering::Relaxed);
-            grew(new);
-        }
-        q
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+use heap::{measured, LIVE};
 
 /// The plan's goal for the library's own heap (consumer buffers included here, so it is strict).
 const HEAP_BOUND: usize = 32 << 20;
 
 /// The tests of this file measure one global heap: they must not overlap.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Runs `f` and returns its result with the peak heap above what was live when it started.
-fn measured<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    let out = f();
-    (out, PEAK.load(Ordering::Relaxed).saturating_sub(base))
-}
 
 fn fixture(name: &str) -> Vec<u8> {
     let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/")).join(name);
