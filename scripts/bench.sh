@@ -30,6 +30,11 @@ fi
 if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c "import bitshuffle" 2>/dev/null; then
   "$venv/bin/pip" install -q --only-binary=:all: bitshuffle || echo "bench: bitshuffle not installed; the h5py read_direct_chunk row is skipped"
 fi
+# stem_reduce_bench's py4DSTEM peer: py4DSTEM 0.14 needs numpy < 2, so its own Python 3.11 venv.
+p4venv="$HOME/.cache/scatterlab/py4dstem-venv"
+if [ ! -x "$p4venv/bin/python" ] && [ -x /usr/bin/python3.11 ]; then
+  /usr/bin/python3.11 -m venv "$p4venv" && "$p4venv/bin/pip" install -q "numpy<2" py4dstem hdf5plugin && echo "bench: py4DSTEM installed in $p4venv" || { echo "bench: py4DSTEM not installed; its row is skipped"; rm -rf "$p4venv"; }
+fi
 log=$(mktemp); trap 'rm -f "$log"' EXIT
 cargo run --release -q -p scatterlab-benches --bin refl_bench | tee "$log"
 # The general 4×4 method on a tilted biaxial 100-layer stack vs refloxide general_reflectivity.
@@ -46,5 +51,7 @@ if [ -f dist/worker.js ]; then
 fi
 # 4D-STEM chunk decoding (dev_medium, bitshuffle+LZ4) vs h5py + hdf5plugin (goal >= 1 GB/s per core).
 cargo run --release -q -p scatterlab-benches --bin stem_decode_bench || echo "bench: STEM decode benchmark failed"
+# The 4D-STEM fused pass (dev_medium in memory) vs the plain-sum bandwidth, the GPU twin, numpy and py4DSTEM (goal >= 70 %).
+cargo run --release -q -p scatterlab-benches --bin stem_reduce_bench || echo "bench: STEM reduce benchmark failed"
 # Fitting the fixture task: our DE + LM (CPU, GPU) vs refnx's DE with refloxide's model (about a minute).
 cargo run --release -q -p scatterlab-benches --bin refl_fit_bench || echo "bench: fit benchmark failed"
