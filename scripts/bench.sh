@@ -50,7 +50,11 @@ if [ -f dist/worker.js ]; then
   node benches/web/fit_wasm.mjs || echo "bench: browser fit benchmark failed"
 fi
 # 4D-STEM chunk decoding (dev_medium, bitshuffle+LZ4) vs h5py + hdf5plugin (goal >= 1 GB/s per core).
-cargo run --release -q -p scatterlab-benches --bin stem_decode_bench || echo "bench: STEM decode benchmark failed"
+cargo run --release -q -p scatterlab-benches --bin stem_decode_bench | tee -a "$log" || echo "bench: STEM decode benchmark failed"
+# The same decoder as wasm in headless Chromium (goal >= 0.5 GB/s); stem_decode_bench's last JSON line gives the ratios.
+if [ -f dist/pkg/scatterlab_web.js ]; then
+  node benches/web/stem_wasm.mjs "$(grep '^{"stem_decode_gbs"' "$log" | tail -1)" || echo "bench: STEM wasm benchmark failed"
+fi
 # The 4D-STEM fused pass (dev_medium in memory) vs the plain-sum bandwidth, the GPU twin, numpy and py4DSTEM (goal >= 70 %).
 cargo run --release -q -p scatterlab-benches --bin stem_reduce_bench || echo "bench: STEM reduce benchmark failed"
 # Fitting the fixture task: our DE + LM (CPU, GPU) vs refnx's DE with refloxide's model (about a minute).

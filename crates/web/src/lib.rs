@@ -24,6 +24,7 @@
 //! [`h5`]: `H5Session` opens the user's HDF5 / 4D-STEM `File`s in a Web Worker (read range by
 //! range, never whole): file trees, acquisition summaries, frames and a pull stream of batches.
 
+mod bench;
 pub mod fit;
 mod fit_js;
 pub mod h5;
