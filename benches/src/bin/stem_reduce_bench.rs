@@ -13,7 +13,7 @@
 //! `SCATTERLAB_BENCH_PYTHON` (default `~/.cache/scatterlab/bench-venv/bin/python`), and py4DSTEM
 //! through `SCATTERLAB_PY4DSTEM_PYTHON` (default `~/.cache/scatterlab/py4dstem-venv/bin/python`,
 //! Python 3.11 with numpy < 2). Their integer products must equal ours. "-" where a peer cannot
-//! run. Last line: one JSON object with the GB/s figures.
+//! run (or the GPU row with `SCATTERLAB_SKIP_GPU=1`). Last line: one JSON object with the GB/s figures.
 //!
 //! `cargo run --release -p scatterlab-benches --bin stem_reduce_bench [fixture dir]`
 
@@ -122,7 +122,8 @@ fn main() {
     let bw = best_median(|| data.iter().map(|&v| u64::from(v)).sum::<u64>());
     let cpu = best_median(|| fused(det, n, &dets, &data));
     assert_eq!(cpu.2.total.iter().sum::<u64>(), bw.2, "fused total differs from the plain sum");
-    let gpu = match pollster::block_on(GpuContext::new(&Default::default())) {
+    let skip_gpu = std::env::var("SCATTERLAB_SKIP_GPU").is_ok_and(|v| v == "1");
+    let gpu = match if skip_gpu { Err("SCATTERLAB_SKIP_GPU=1".to_owned()) } else { pollster::block_on(GpuContext::new(&Default::default())).map_err(|e| e.to_string()) } {
         Ok(ctx) => {
             let r = best_median(|| fused_gpu(&ctx, det, n, &dets, &data));
             assert!(r.2 == cpu.2, "GPU and CPU fused passes differ");
