@@ -159,7 +159,7 @@ pub enum DecodeError {
     Lz4 {
         /// Block index within the chunk.
         block: usize,
-        /// lz4_flex's message.
+        /// The block decoder's message ([`crate::filters::lz4_block::Lz4Error`]).
         detail: String,
     },
     /// A valid variant this crate does not decode (bitshuffle+zstd, an unknown compression code).

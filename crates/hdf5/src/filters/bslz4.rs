@@ -83,7 +83,7 @@ pub fn decode_bslz4_into(src: &[u8], es: usize, dst: &mut [u8], scratch: &mut Ve
             .ok_or_else(|| DecodeError::truncated(format!("bslz4 block {b}"), pos, clen, src.len() - pos))?;
         let bytes = this * es;
         let out = scratch.get_mut(..bytes).ok_or_else(|| DecodeError::invalid("bslz4 block", "larger than scratch"))?;
-        let got = lz4_flex::block::decompress_into(data, out).map_err(|e| DecodeError::Lz4 { block: b, detail: e.to_string() })?;
+        let got = super::lz4_block::decompress_into(data, out).map_err(|e| DecodeError::Lz4 { block: b, detail: e.to_string() })?;
         if got != bytes {
             return Err(DecodeError::SizeMismatch { what: format!("bslz4 block {b} decoded"), expected: bytes, actual: got });
         }

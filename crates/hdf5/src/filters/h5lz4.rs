@@ -45,7 +45,7 @@ pub fn decode_h5lz4_into(src: &[u8], dst: &mut [u8]) -> Result<usize, DecodeErro
         if clen == this {
             out.copy_from_slice(data);
         } else {
-            let got = lz4_flex::block::decompress_into(data, out).map_err(|e| DecodeError::Lz4 { block: b, detail: e.to_string() })?;
+            let got = super::lz4_block::decompress_into(data, out).map_err(|e| DecodeError::Lz4 { block: b, detail: e.to_string() })?;
             if got != this {
                 return Err(DecodeError::SizeMismatch { what: format!("h5lz4 block {b} decoded"), expected: this, actual: got });
             }

@@ -10,6 +10,7 @@
 pub mod bitshuffle;
 pub mod bslz4;
 pub mod h5lz4;
+pub mod lz4_block;
 
 use hdf5_reader::filters::FilterRegistry;
 use hdf5_reader::messages::filter_pipeline::FilterDescription;
