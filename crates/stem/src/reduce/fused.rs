@@ -25,7 +25,9 @@ pub struct FusedPass {
     /// Narrow frames: the max pattern, folded into `result.max_dp` by `finish`.
     max16: Vec<u16>,
     pending: usize,
-    /// Whether the CPU runs the AVX2 build of the narrow kernel (detected once).
+    /// Whether the CPU runs the AVX2 build of the narrow kernel (detected once; always false,
+    /// and unread, off x86-64).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     avx2: bool,
 }
 
