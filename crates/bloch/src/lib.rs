@@ -1,0 +1,14 @@
+//! Bloch-wave electron diffraction: the dynamical forward model of diffBloch (and abTEM by a
+//! convention switch) in f64 on the CPU, with WGSL twins for the batched work.
+//!
+//! Pipeline: [`crystal`] (CIF → P1 atoms) → structure factors F(g) on the hkl grid →
+//! geometry (wavelength, interaction constant, K_n, excitation errors) → beam selection →
+//! structure matrix → eigen or matrix-exponential propagation → intensities.
+//! Conventions (units Å, Å⁻¹, eV; beam along −z; reciprocal basis without 2π) are those of
+//! `CONVENTIONS.md` § Bloch waves.
+
+pub mod crystal;
+pub mod error;
+
+pub use crystal::{Atom, Cell, Crystal, Displacement};
+pub use error::BlochError;
