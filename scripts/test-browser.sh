@@ -11,7 +11,8 @@ source scripts/env.sh
 
 wasm_target=wasm32-unknown-unknown
 # Everything the browser runs: library crates, the npm surface and the egui app.
-wasm_packages=(-p scatterlab-core -p scatterlab-gpu -p scatterlab-refl -p scatterlab-web -p scatterlab-app)
+wasm_packages=(-p scatterlab-core -p scatterlab-gpu -p scatterlab-refl -p scatterlab-hdf5 -p scatterlab-stem
+  -p scatterlab-bloch -p scatterlab-web -p scatterlab-app)
 
 # The wasm32 compile check of every web crate is opt-in: the test build below compiles the web
 # crate and its dependencies, and build-web.sh compiles the app, so by default it would only add

@@ -44,4 +44,4 @@ pub use raw::{open_raw, ChunkLoc, RawDataset, RawLayout};
 pub use tree::{tree, Node, NodeKind, Tree, TreeOptions};
 
 /// The version string recorded in provenance: this crate and the pinned readers it builds on.
-pub const READER_VERSION: &str = concat!("scatterlab-hdf5 ", env!("CARGO_PKG_VERSION"), " (hdf5-reader 0.12.1, lz4_flex 0.14.2)");
+pub const READER_VERSION: &str = concat!("scatterlab-hdf5 ", env!("CARGO_PKG_VERSION"), " (hdf5-reader 0.12.1, own bitshuffle+LZ4 and LZ4 block decoders)");
