@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Browser stage: the
 # wasm-bindgen-test suite of scatterlab-web in headless Chromium with WebGPU (SwiftShader):
-# the WGSL reflectivity kernel against the f64 CPU twin and the fixture, bad inputs rejected.
+# the WGSL reflectivity kernel against the f64 CPU twin and the fixture, bad inputs rejected;
+# the 4D-STEM fused pass and display kernels against their CPU twins (browser_stem.rs).
 #   scripts/test-browser.sh                 the browser tests
 #   scripts/test-browser.sh --check-only    only the wasm32 compile check
 # Chromium flags: crates/web/webdriver.json (see shared/TOOLCHAIN.md).
