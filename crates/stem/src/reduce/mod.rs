@@ -22,7 +22,7 @@ pub use detector::{Annulus, DetectorShape, Runs, VirtualDetector};
 pub use dpc::{center_of_mass, find_rotation, Rotation, RotationOptions, VectorField};
 pub use fused::{FusedPass, FusedResult};
 pub use idpc::{idpc_physical, idpc_quantem};
-pub use pipeline::{reduce, Products, ReduceDevice, ReduceOptions, ReduceRecord};
+pub use pipeline::{reduce, Products, RadiusUnit, ReduceDevice, ReduceOptions, ReduceRecord};
 pub use probe::{auto_probe, Probe};
 
 /// A reduction's input was unusable; the message names the object and the problem.

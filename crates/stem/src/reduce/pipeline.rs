@@ -13,6 +13,7 @@ use scatterlab_gpu::GpuContext;
 use serde::Serialize;
 
 use super::idpc::{idpc_physical, resolve_half_turn};
+use super::detector::mrad_to_px;
 use super::{auto_probe, center_of_mass, find_rotation, FusedPass, FusedResult, ReduceError, RotationOptions, VirtualDetector};
 use crate::gpu::FusedPassGpu;
 use crate::load::{bin_frame, Acquisition, FileSet, LoadProvenance, LoadRecord, MaskPolicy, PixelSlice, StreamCursor};
@@ -30,6 +31,21 @@ pub struct ReduceOptions {
     pub bin: Option<usize>,
     /// Bad-pixel policy (default: masked pixels zeroed).
     pub mask: MaskPolicy,
+    /// Unit of `bf_radius` and `adf` (the centre is always in pixels).
+    pub radius_unit: RadiusUnit,
+}
+
+/// The unit of detector radii.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RadiusUnit {
+    /// Detector pixels.
+    #[default]
+    Px,
+    /// Scattering angle in mrad, converted with the sampling α / R: the convergence semi-angle α
+    /// from the file over the BF disc radius R in pixels measured by [`auto_probe`] (the files'
+    /// own detector sampling is often nominal; the measured disc is what the data show).
+    Mrad,
 }
 
 /// The geometry and angles a reduction used (the manifest's numbers).
@@ -49,6 +65,9 @@ pub struct ReduceRecord {
     pub rotation_deg: Option<f64>,
     /// Whether the transposed component order won.
     pub use_transpose: Option<bool>,
+    /// Detector sampling (convergence semi-angle / measured BF radius), mrad per pixel, when radii
+    /// were given in mrad.
+    pub sampling_mrad_per_px: Option<f64>,
     /// Detector sampling used for iDPC, Å⁻¹ per pixel (convergence semi-angle / wavelength / BF radius).
     pub dk_inv_a_per_px: Option<f64>,
     /// Why a product is absent (e.g. iDPC without calibration).
@@ -136,16 +155,34 @@ pub async fn reduce(acq: &Acquisition, files: &dyn FileSet, options: &ReduceOpti
     let det = acq.det_shape();
     let n = acq.n_frames() as usize;
     let mut notes = Vec::new();
-    let (center, radius, auto) = match (options.center, options.bf_radius) {
-        (Some(c), Some(r)) => (c, r, false),
-        (c, r) => {
-            let mut sum = Pass::new(device, det, n, &[]).await?;
-            run_pass(acq, options.mask, &mut sum, progress, cancel).await?;
-            let probe = auto_probe(&sum.finish().await?.mean_dp(), det)?;
-            (c.unwrap_or(probe.center), r.unwrap_or(probe.radius), true)
-        }
+    let mrad = options.radius_unit == RadiusUnit::Mrad;
+    let probe = if options.center.is_none() || options.bf_radius.is_none() || mrad {
+        let mut sum = Pass::new(device, det, n, &[]).await?;
+        run_pass(acq, options.mask, &mut sum, progress, cancel).await?;
+        Some(auto_probe(&sum.finish().await?.mean_dp(), det)?)
+    } else {
+        None
     };
-    let adf = options.adf.unwrap_or([1.2 * radius, 2.5 * radius]);
+    let sampling = match (mrad, &probe) {
+        (true, Some(p)) => {
+            let alpha = acq.calibration().convergence_mrad.ok_or_else(|| {
+                ReduceError::new("radii in mrad", "need the convergence semi-angle, which the file does not give; give the radii in pixels")
+            })?;
+            Some(alpha / p.radius)
+        }
+        _ => None,
+    };
+    let to_px = |v: f64, what: &str| if mrad { mrad_to_px(v, sampling, what) } else { Ok(v) };
+    let center = options.center.or(probe.as_ref().map(|p| p.center)).unwrap_or([0.0; 2]);
+    let radius = match options.bf_radius {
+        Some(r) => to_px(r, "BF radius")?,
+        None => probe.as_ref().map_or(0.0, |p| p.radius),
+    };
+    let auto = probe.is_some() && (options.center.is_none() || options.bf_radius.is_none());
+    let adf = match options.adf {
+        Some([a, b]) => [to_px(a, "ADF inner radius")?, to_px(b, "ADF outer radius")?],
+        None => [1.2 * radius, 2.5 * radius],
+    };
     let detectors = VirtualDetector::standard(center, radius, adf);
     let mut pass = Pass::new(device, det, n, &detectors).await?;
     let bin = options.bin.filter(|&k| k > 1);
@@ -214,6 +251,7 @@ pub async fn reduce(acq: &Acquisition, files: &dyn FileSet, options: &ReduceOpti
             detector_pixels: fused.detectors.iter().map(|(n, p, _)| (n.clone(), *p)).collect(),
             rotation_deg,
             use_transpose,
+            sampling_mrad_per_px: sampling,
             dk_inv_a_per_px: dk,
             notes,
             accumulation: "u64 integer sums, u128 centre-of-mass moments, f64 reals".into(),
