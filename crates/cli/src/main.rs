@@ -6,7 +6,7 @@
 //! scatterlab refl compute --model <model.json> [--q-grid start:stop:n] --device cpu|gpu [--out results.json]
 //! scatterlab h5 ls <file.h5> [--attrs] [--json]
 //! scatterlab stem info <master.h5> [--strict]
-//! scatterlab stem reduce <master.h5> [--center ROW,COL] [--bf R] [--adf INNER,OUTER] [--bin K] [--device cpu] --out <dir>
+//! scatterlab stem reduce <master.h5> [--center ROW,COL] [--bf R] [--adf INNER,OUTER] [--mrad] [--bin K] [--device cpu|gpu] --out <dir>
 //! ```
 
 mod gpu_device;
@@ -89,10 +89,13 @@ enum StemCommand {
         /// ADF radii INNER,OUTER in pixels (default: 1.2 and 2.5 × the BF radius).
         #[arg(long)]
         adf: Option<String>,
+        /// --bf and --adf are in mrad (converted with the convergence semi-angle over the measured BF radius).
+        #[arg(long)]
+        mrad: bool,
         /// Detector bin factor for bin<K>_sum_dp.
         #[arg(long)]
         bin: Option<usize>,
-        /// Device to run on (only cpu so far; gpu is a named error, never a fallback).
+        /// Device to run the fused pass on (cpu or gpu; no fallback).
         #[arg(long, default_value = "cpu")]
         device: DeviceKind,
         /// Output folder.
@@ -169,8 +172,8 @@ fn main() -> ExitCode {
         }),
         Domain::H5 { command: H5Command::Ls { file, attrs, json } } => h5_ls::run(&file, attrs, json),
         Domain::Stem { command: StemCommand::Info { master, strict } } => stem_info::run(&master, strict),
-        Domain::Stem { command: StemCommand::Reduce { master, center, bf, adf, bin, device, out } } => {
-            stem_reduce::run(&stem_reduce::Args { master: &master, center, bf, adf, bin, device, out: &out })
+        Domain::Stem { command: StemCommand::Reduce { master, center, bf, adf, mrad, bin, device, out } } => {
+            stem_reduce::run(&stem_reduce::Args { master: &master, center, bf, adf, mrad, bin, device, out: &out })
         }
     };
     match result {

@@ -1,4 +1,4 @@
-//! `scatterlab stem reduce <master.h5> [--center ROW,COL] [--bf R] [--adf INNER,OUTER] [--bin K]
+//! `scatterlab stem reduce <master.h5> [--center ROW,COL] [--bf R] [--adf INNER,OUTER] [--mrad] [--bin K]
 //! [--device cpu|gpu] --out <dir>`: every product of [`scatterlab_stem::reduce::reduce`] as one `.npy`
 //! per product (named like the datasets of `<prefix>_reference.h5`) and `manifest.json` with the
 //! geometry, `rotation_deg`, `use_transpose` and the provenance.
@@ -7,7 +7,7 @@ use std::path::Path;
 
 use scatterlab_core::{CancelToken, DeviceKind};
 use scatterlab_stem::load::{Acquisition, DirFileSet, Hints};
-use scatterlab_stem::reduce::{reduce, ReduceDevice, ReduceOptions};
+use scatterlab_stem::reduce::{reduce, RadiusUnit, ReduceDevice, ReduceOptions};
 
 use crate::npy::write_npy;
 
@@ -30,6 +30,8 @@ pub struct Args<'a> {
     pub bf: Option<f64>,
     /// `INNER,OUTER`, px.
     pub adf: Option<String>,
+    /// `bf` and `adf` are in mrad.
+    pub mrad: bool,
     /// Bin factor.
     pub bin: Option<usize>,
     /// Device.
@@ -41,9 +43,10 @@ pub struct Args<'a> {
 /// Runs the reduction and writes the products.
 pub fn run(a: &Args<'_>) -> Result<(), String> {
     if a.bf.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
-        return Err("--bf: the BF radius must be a positive number of pixels".into());
+        return Err("--bf: the BF radius must be a positive number".into());
     }
-    let options = ReduceOptions { center: pair(&a.center, "center")?, bf_radius: a.bf, adf: pair(&a.adf, "adf")?, bin: a.bin, ..Default::default() };
+    let radius_unit = if a.mrad { RadiusUnit::Mrad } else { RadiusUnit::Px };
+    let options = ReduceOptions { center: pair(&a.center, "center")?, bf_radius: a.bf, adf: pair(&a.adf, "adf")?, bin: a.bin, radius_unit, ..Default::default() };
     let (files, master) = DirFileSet::for_file(a.master).map_err(|e| e.to_string())?;
     let acq = Acquisition::open(&files, &master, &Hints::default()).map_err(|e| e.to_string())?;
     let ctx = match a.device {

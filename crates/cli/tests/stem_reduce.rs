@@ -127,3 +127,17 @@ fn defaults_and_errors() {
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("--center"));
     assert!(!out.exists(), "nothing written on errors");
 }
+
+#[test]
+fn radii_in_mrad() {
+    let out = std::env::temp_dir().join(format!("scatterlab-stem-reduce-mrad-{}", std::process::id()));
+    let small = dir().join("dev_small_master.h5");
+    // dev_small: α = 20 mrad, so BF 20 mrad is the measured disc and ADF 40–80 mrad is 2–4 × its radius.
+    let o = run(&["stem", "reduce", small.to_str().unwrap(), "--bf", "20", "--adf", "40,80", "--mrad", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let (r, s) = (m["reduction"]["bf_radius_px"].as_f64().unwrap(), m["reduction"]["sampling_mrad_per_px"].as_f64().unwrap());
+    assert!((r * s - 20.0).abs() < 1e-9 && (r - 9.4575).abs() < 1e-3, "BF {r} px at {s} mrad/px");
+    assert!((m["reduction"]["adf_px"][1].as_f64().unwrap() - 4.0 * r).abs() < 1e-9);
+    std::fs::remove_dir_all(&out).ok();
+}
