@@ -17,7 +17,7 @@ struct Params {
     packed: u32,        // 1: two u16 per u32 word (low half first); 0: one u32 per word
     words_per_frame: u32,
     first_frame: u32,   // this batch's first frame in the per-frame output
-    _pad: u32,
+    flags: u32,         // bit 0: per-frame records only, no sum/max patterns (resident data)
 }
 
 const WG: u32 = 256u;
@@ -114,11 +114,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 det[k] = add64(det[k], vec2<u32>(v, 0u));
                 bits = bits & (bits - 1u);
             }
-            let old = atomicAdd(&sum_dp[2u * i], v);
-            if (old > 0xffffffffu - v) {
-                atomicAdd(&sum_dp[2u * i + 1u], 1u);
+            if ((params.flags & 1u) == 0u) {
+                let old = atomicAdd(&sum_dp[2u * i], v);
+                if (old > 0xffffffffu - v) {
+                    atomicAdd(&sum_dp[2u * i + 1u], 1u);
+                }
+                atomicMax(&max_dp[i], v);
             }
-            atomicMax(&max_dp[i], v);
         }
     }
     let stride = (FIXED + params.n_det) * 2u;

@@ -14,27 +14,59 @@ use wgpu::util::DeviceExt;
 use crate::load::PixelSlice;
 use crate::reduce::{FusedResult, ReduceError, VirtualDetector};
 
-const SHADER: &str = "stem/fused.wgsl";
+pub(super) const SHADER: &str = "stem/fused.wgsl";
 /// Fixed (lo, hi) pairs per frame record: total, row moment, col moment.
-const FIXED: usize = 3;
+pub(super) const FIXED: usize = 3;
 /// Detectors one pass can carry (bits of the per-pixel label).
 const MAX_DETECTORS: usize = 32;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
-struct Params {
-    px: u32,
-    det_cols: u32,
-    n_frames: u32,
-    n_det: u32,
-    packed: u32,
-    words_per_frame: u32,
-    first_frame: u32,
-    _pad: u32,
+pub(super) struct Params {
+    pub(super) px: u32,
+    pub(super) det_cols: u32,
+    pub(super) n_frames: u32,
+    pub(super) n_det: u32,
+    pub(super) packed: u32,
+    pub(super) words_per_frame: u32,
+    pub(super) first_frame: u32,
+    /// Bit 0: per-frame records only (no sum/max patterns).
+    pub(super) flags: u32,
 }
 
-fn gpu_err(e: scatterlab_gpu::GpuError) -> ReduceError {
+pub(super) fn gpu_err(e: scatterlab_gpu::GpuError) -> ReduceError {
     ReduceError::new("GPU fused pass", e.to_string())
+}
+
+/// Per-pixel detector labels (bit k = detector k) and each detector's pixel count.
+pub(super) fn detector_labels(det: [usize; 2], detectors: &[VirtualDetector]) -> Result<(Vec<u32>, Vec<usize>), ReduceError> {
+    if detectors.len() > MAX_DETECTORS {
+        return Err(ReduceError::new("GPU fused pass", format!("carries at most {MAX_DETECTORS} virtual detectors in one pass (got {})", detectors.len())));
+    }
+    let mut labels = vec![0u32; det[0] * det[1]];
+    let mut n_pixels = Vec::new();
+    for (k, d) in detectors.iter().enumerate() {
+        let runs = d.runs(det)?;
+        n_pixels.push(runs.n_pixels());
+        for (r, cols) in runs.runs {
+            for c in cols {
+                if let Some(l) = labels.get_mut(r * det[1] + c) {
+                    *l |= 1 << k;
+                }
+            }
+        }
+    }
+    Ok((labels, n_pixels))
+}
+
+/// Copies `words` u32 of `buffer` back to the CPU.
+pub(super) async fn read_words(ctx: &GpuContext, buffer: &wgpu::Buffer, words: usize) -> Result<Vec<u32>, ReduceError> {
+    let bytes = (words * 4) as u64;
+    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("stem readback"), size: bytes.max(4), usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, mapped_at_creation: false });
+    let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("stem readback") });
+    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+    ctx.submit_checked("stem readback", encoder.finish()).await.map_err(gpu_err)?;
+    scatterlab_gpu::read_buffer::<u32>(ctx, &staging, words).await.map_err(gpu_err)
 }
 
 /// A fused pass on the GPU over `n_frames` frames of one detector.
@@ -60,22 +92,7 @@ impl FusedPassGpu {
         if px == 0 || n_frames == 0 || u32::try_from(px).is_err() || u32::try_from(n_frames).is_err() {
             return Err(ReduceError::new("GPU fused pass", format!("needs a non-empty detector and scan within u32 (got {det:?}, {n_frames} frames)")));
         }
-        if detectors.len() > MAX_DETECTORS {
-            return Err(ReduceError::new("GPU fused pass", format!("carries at most {MAX_DETECTORS} virtual detectors in one pass (got {})", detectors.len())));
-        }
-        let mut labels = vec![0u32; px];
-        let mut n_pixels = Vec::new();
-        for (k, d) in detectors.iter().enumerate() {
-            let runs = d.runs(det)?;
-            n_pixels.push(runs.n_pixels());
-            for (r, cols) in runs.runs {
-                for c in cols {
-                    if let Some(l) = labels.get_mut(r * det[1] + c) {
-                        *l |= 1 << k;
-                    }
-                }
-            }
-        }
+        let (labels, n_pixels) = detector_labels(det, detectors)?;
         let stride = (FIXED + detectors.len()) * 2;
         let per_frame_bytes = (n_frames * stride * 4) as u64;
         for (what, bytes) in [("per-frame products", per_frame_bytes), ("sum pattern", (px * 8) as u64), ("detector labels", (px * 4) as u64)] {
@@ -143,7 +160,7 @@ impl FusedPassGpu {
         }
         let ctx = &self.ctx;
         ctx.check_storage_size("frame batch", (words.len() * 4) as u64).map_err(gpu_err)?;
-        let params = Params { px: px as u32, det_cols: self.det[1] as u32, n_frames: n as u32, n_det: self.names.len() as u32, packed, words_per_frame: wpf as u32, first_frame: first as u32, _pad: 0 };
+        let params = Params { px: px as u32, det_cols: self.det[1] as u32, n_frames: n as u32, n_det: self.names.len() as u32, packed, words_per_frame: wpf as u32, first_frame: first as u32, flags: 0 };
         let params_buf = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("stem params"), contents: bytemuck::bytes_of(&params), usage: wgpu::BufferUsages::UNIFORM });
         let frames_buf = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("stem frames"), contents: bytemuck::cast_slice(&words), usage: wgpu::BufferUsages::STORAGE });
         let bind = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -172,13 +189,7 @@ impl FusedPassGpu {
     }
 
     async fn read(&self, buffer: &wgpu::Buffer, words: usize) -> Result<Vec<u32>, ReduceError> {
-        let ctx = &self.ctx;
-        let bytes = (words * 4) as u64;
-        let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("stem readback"), size: bytes.max(4), usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, mapped_at_creation: false });
-        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("stem readback") });
-        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
-        ctx.submit_checked("stem readback", encoder.finish()).await.map_err(gpu_err)?;
-        scatterlab_gpu::read_buffer::<u32>(ctx, &staging, words).await.map_err(gpu_err)
+        read_words(&self.ctx, buffer, words).await
     }
 
     /// Reads the products back (one copy each) as the CPU pass's [`FusedResult`].

@@ -4,6 +4,8 @@
 
 mod display;
 mod fused;
+mod resident;
 
 pub use display::DisplayGpu;
 pub use fused::FusedPassGpu;
+pub use resident::ResidentGpu;

@@ -17,6 +17,7 @@ pub mod fused;
 pub mod idpc;
 pub mod pipeline;
 pub mod probe;
+pub mod resident;
 
 pub use detector::{Annulus, DetectorShape, Runs, VirtualDetector};
 pub use dpc::{center_of_mass, find_rotation, Rotation, RotationOptions, VectorField};
@@ -24,6 +25,7 @@ pub use fused::{FusedPass, FusedResult};
 pub use idpc::{idpc_physical, idpc_quantem};
 pub use pipeline::{reduce, Products, RadiusUnit, ReduceDevice, ReduceOptions, ReduceRecord};
 pub use probe::{auto_probe, Probe};
+pub use resident::{detector_images, DetectorImages};
 
 /// A reduction's input was unusable; the message names the object and the problem.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
