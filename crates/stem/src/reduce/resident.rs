@@ -17,7 +17,7 @@ pub struct DetectorImages {
 /// frame 0 first), exact in u64.
 pub fn detector_images(det: [usize; 2], frames: PixelSlice<'_>, detectors: &[VirtualDetector]) -> Result<DetectorImages, ReduceError> {
     let px = det[0] * det[1];
-    let n = if px == 0 { 0 } else { frames.len() / px };
+    let n = frames.len().checked_div(px).unwrap_or(0);
     let mut pass = FusedPass::new(det, n, detectors)?;
     pass.add(0, frames)?;
     let r = pass.finish();
