@@ -9,6 +9,8 @@
 
 pub mod crystal;
 pub mod error;
+pub mod gpu;
+pub mod propagate;
 
 pub use crystal::{Atom, Cell, Crystal, Displacement};
 pub use error::BlochError;

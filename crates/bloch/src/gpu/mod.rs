@@ -1,0 +1,7 @@
+//! The GPU twins of the Bloch CPU kernels, on a [`scatterlab_gpu::GpuContext`] (wgpu: Vulkan,
+//! Metal, DX12 natively; WebGPU in the browser). f32 throughout (WGSL has no f64); the tests
+//! compare them with the f64 CPU twins.
+
+mod propagate;
+
+pub use propagate::{PropagateGpu, PropagationItem, MAX_GPU_BEAMS};

@@ -1,0 +1,189 @@
+//! [`PropagateGpu`]: `shaders/bloch/propagate.wgsl`, the batched f32 twin of
+//! [`propagate_taylor`](crate::propagate::propagate_taylor): one workgroup per item, intensities
+//! |ψ|² at every thickness of a [`TaylorPlan`] read back once.
+
+use bytemuck::{Pod, Zeroable};
+use num_complex::Complex64;
+use scatterlab_core::InputError;
+use scatterlab_gpu::{wgpu, GpuContext};
+use wgpu::util::DeviceExt;
+
+use crate::propagate::TaylorPlan;
+use crate::BlochError;
+
+const SHADER: &str = "bloch/propagate.wgsl";
+/// Beams one item may have: ψ and two Taylor terms of this size fill 12 KiB of workgroup memory.
+pub const MAX_GPU_BEAMS: usize = 512;
+
+/// One propagation problem: an `n`×`n` row-major complex matrix (the structure matrix A).
+#[derive(Clone, Copy, Debug)]
+pub struct PropagationItem<'a> {
+    /// Beams.
+    pub n: usize,
+    /// Row-major matrix, n² values.
+    pub matrix: &'a [Complex64],
+}
+
+/// Loop iterations one invocation may run per dispatch: llvmpipe/lavapipe ends an invocation
+/// after 65,535 (its loop limiter); real GPUs have no such limit, and smaller dispatches cost
+/// little there.
+const LOOP_BUDGET: u64 = 50_000;
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Params {
+    n_items: u32,
+    terms: u32,
+    n_sub: u32,
+    step: u32,
+    h: f32,
+    init: u32,
+    write: u32,
+    n_steps: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct GpuItem {
+    n: u32,
+    mat_off: u32,
+    vec_off: u32,
+    _pad: u32,
+}
+
+/// Loop iterations of one substep in the kernel for `n` beams and `terms` Taylor terms.
+fn iterations_per_substep(n: u64, terms: u64) -> u64 {
+    let rows = n.div_ceil(64);
+    rows + terms * (rows * (n / 4 + n % 4 + 2) + rows + 1) + 1
+}
+
+fn gpu_err(e: scatterlab_gpu::GpuError) -> BlochError {
+    BlochError::Numerical { object: "GPU propagation (bloch/propagate.wgsl)".into(), message: e.to_string() }
+}
+
+/// The compiled propagation kernel on one device.
+#[derive(Debug)]
+pub struct PropagateGpu {
+    ctx: GpuContext,
+    pipeline: wgpu::ComputePipeline,
+}
+
+impl PropagateGpu {
+    /// Compiles the kernel on `ctx`'s device.
+    pub async fn new(ctx: &GpuContext) -> Result<Self, BlochError> {
+        let pipeline = ctx.compute_pipeline(SHADER, "main").await.map_err(gpu_err)?;
+        Ok(PropagateGpu { ctx: ctx.clone(), pipeline })
+    }
+
+    /// |ψ|² per item, per thickness of `plan`, per beam (f32 on the GPU, returned as f64).
+    /// Items are packed into as few dispatches as the adapter's buffer limits allow.
+    pub async fn intensities(&self, items: &[PropagationItem<'_>], plan: &TaylorPlan) -> Result<Vec<Vec<Vec<f64>>>, BlochError> {
+        for (b, it) in items.iter().enumerate() {
+            if it.n == 0 || it.n > MAX_GPU_BEAMS || it.matrix.len() != it.n * it.n {
+                return Err(InputError::new(format!("propagation item {b}"), format!("{} values for {} beams (1..={MAX_GPU_BEAMS} beams, n² values)", it.matrix.len(), it.n)).into());
+            }
+        }
+        let limit = self.ctx.limits.max_storage_buffer_binding_size.min(self.ctx.limits.max_buffer_size);
+        let mut out = Vec::with_capacity(items.len());
+        let mut start = 0;
+        while start < items.len() {
+            // The largest run of items whose matrices and intensities fit one binding each.
+            let (mut mat_bytes, mut out_bytes, mut end) = (0u64, 0u64, start);
+            while end < items.len() {
+                let n = items[end].n as u64;
+                let (m, o) = (n * n * 8, n * plan.steps.len() as u64 * 4);
+                if end > start && (mat_bytes + m > limit || out_bytes + o > limit) {
+                    break;
+                }
+                mat_bytes += m;
+                out_bytes += o;
+                end += 1;
+            }
+            self.ctx.check_storage_size("Bloch matrices", mat_bytes).map_err(gpu_err)?;
+            out.extend(self.dispatch(&items[start..end], plan).await?);
+            start = end;
+        }
+        Ok(out)
+    }
+
+    async fn dispatch(&self, items: &[PropagationItem<'_>], plan: &TaylorPlan) -> Result<Vec<Vec<Vec<f64>>>, BlochError> {
+        let ctx = &self.ctx;
+        let n_steps = plan.steps.len();
+        let (mut table, mut mats) = (Vec::with_capacity(items.len()), Vec::new());
+        let mut vec_len = 0usize;
+        for it in items {
+            table.push(GpuItem { n: it.n as u32, mat_off: (mats.len() / 2) as u32, vec_off: vec_len as u32, _pad: 0 });
+            // Column-major f32 pairs.
+            for j in 0..it.n {
+                for i in 0..it.n {
+                    let v = it.matrix[i * it.n + j];
+                    mats.extend_from_slice(&[v.re as f32, v.im as f32]);
+                }
+            }
+            vec_len += it.n;
+        }
+        let out_len = vec_len * n_steps;
+        let init = |label: &str, contents: &[u8], usage: wgpu::BufferUsages| {
+            ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage })
+        };
+        let table = init("bloch items", bytemuck::cast_slice(&table), wgpu::BufferUsages::STORAGE);
+        let mats = init("bloch matrices", bytemuck::cast_slice(&mats), wgpu::BufferUsages::STORAGE);
+        let storage = |label: &str, bytes: u64, extra: wgpu::BufferUsages| {
+            ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: bytes.max(4), usage: wgpu::BufferUsages::STORAGE | extra, mapped_at_creation: false })
+        };
+        let state = storage("bloch state", (vec_len * 8) as u64, wgpu::BufferUsages::empty());
+        let bytes = (out_len.max(1) * 4) as u64;
+        let out = storage("bloch intensities", bytes, wgpu::BufferUsages::COPY_SRC);
+        let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("bloch readback"), size: bytes, usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, mapped_at_creation: false });
+        let n_max = items.iter().map(|it| it.n as u64).max().unwrap_or(1);
+        let per_dispatch = (LOOP_BUDGET / iterations_per_substep(n_max, u64::from(plan.terms))).max(1);
+        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bloch propagate") });
+        let mut first = true;
+        for (k, &(h, substeps)) in plan.steps.iter().enumerate() {
+            let mut left = u64::from(substeps);
+            while left > 0 {
+                let n_sub = left.min(per_dispatch);
+                left -= n_sub;
+                let params = Params {
+                    n_items: items.len() as u32,
+                    terms: plan.terms,
+                    n_sub: n_sub as u32,
+                    step: k as u32,
+                    h: h as f32,
+                    init: u32::from(first),
+                    write: u32::from(left == 0),
+                    n_steps: n_steps as u32,
+                };
+                first = false;
+                let params = init("bloch params", bytemuck::bytes_of(&params), wgpu::BufferUsages::UNIFORM);
+                let bind = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("bloch propagate"),
+                    layout: &self.pipeline.get_bind_group_layout(0),
+                    entries: &[
+                        wgpu::BindGroupEntry { binding: 0, resource: params.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 1, resource: table.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 2, resource: mats.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 3, resource: state.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 4, resource: out.as_entire_binding() },
+                    ],
+                });
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("bloch propagate"), timestamp_writes: None });
+                pass.set_pipeline(&self.pipeline);
+                pass.set_bind_group(0, &bind, &[]);
+                let (x, y) = scatterlab_gpu::dispatch_grid(items.len() as u32);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+        }
+        encoder.copy_buffer_to_buffer(&out, 0, &staging, 0, bytes);
+        ctx.submit_checked("bloch/propagate.wgsl dispatch", encoder.finish()).await.map_err(gpu_err)?;
+        let values = scatterlab_gpu::read_buffer::<f32>(ctx, &staging, out_len).await.map_err(gpu_err)?;
+        let mut result = Vec::with_capacity(items.len());
+        let mut at = 0;
+        for it in items {
+            let per = &values[at..at + it.n * n_steps];
+            result.push(per.chunks_exact(it.n).map(|row| row.iter().map(|&v| f64::from(v)).collect()).collect());
+            at += it.n * n_steps;
+        }
+        Ok(result)
+    }
+}
