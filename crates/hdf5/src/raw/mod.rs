@@ -4,13 +4,15 @@
 //! hdf5-reader 0.12.1 keeps a dataset's layout and filters private and yields only decoded
 //! chunks (each in a new allocation). Detector data wants the opposite: one dense table of chunk
 //! locations, chunk bytes read many at a time, and decoding straight into a reused frame buffer.
-//! So this module reads the layout and filter messages from the object header and walks the
-//! chunk index with hdf5-reader's public walkers (`index.rs`); `read.rs` does the coalesced reads
-//! and the decoding.
+//! So this module reads the layout and filter messages from the object header and fills the dense
+//! table (`index.rs`) by walking the chunk index in bounded heap (`walk.rs`: our own B-tree v1
+//! walk over hdf5-reader's node parser, its array walkers slab by slab); `read.rs` does the
+//! coalesced reads and the decoding.
 
 mod index;
 mod read;
 mod types;
+mod walk;
 
 use std::sync::OnceLock;
 
