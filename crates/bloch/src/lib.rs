@@ -7,8 +7,12 @@
 //! Conventions (units Å, Å⁻¹, eV; beam along −z; reciprocal basis without 2π) are those of
 //! `CONVENTIONS.md` § Bloch waves.
 
+pub mod beams;
 pub mod crystal;
 pub mod error;
+pub mod geometry;
+pub mod matrix;
+pub mod solve;
 pub mod gpu;
 pub mod propagate;
 

@@ -1,0 +1,137 @@
+//! Electron optics of the Bloch-wave model: relativistic wavelength, interaction constant σ,
+//! the Lobato → potential constant κ, the structure-matrix prefactor σ/(κλπ) and the corrected
+//! wavevector K_n = sqrt(1/λ² + U0).
+//!
+//! The constants and every formula follow diffBloch 0.2.0rc1 (`core/dynamical/primitives.py`)
+//! operation by operation, so the fixture's `wavelength_A`, `sigma_per_V_A`, `kappa`,
+//! `prefactor`, `U0_A2` and `K_n_invA` come out bit for bit (the values are CODATA 2018).
+
+use num_complex::Complex64;
+use scatterlab_core::InputError;
+
+use crate::BlochError;
+
+/// Planck constant h (J s), CODATA 2018.
+pub const PLANCK: f64 = 6.62607015e-34;
+/// Electron rest mass m_e (kg), CODATA 2018.
+pub const ELECTRON_MASS: f64 = 9.1093837015e-31;
+/// Elementary charge e (C), CODATA 2018.
+pub const ELEMENTARY_CHARGE: f64 = 1.602176634e-19;
+/// Speed of light c (m/s).
+pub const SPEED_OF_LIGHT: f64 = 299792458.0;
+/// Vacuum permittivity ε0 (F/m), CODATA 2018.
+pub const VACUUM_PERMITTIVITY: f64 = 8.8541878128e-12;
+/// Bohr radius a0 (m), CODATA 2018.
+pub const BOHR_RADIUS: f64 = 0.529177210903e-10;
+
+/// κ = 4πε0 / (2π a0 e) in Å·V units (≈ 0.020887): converts Lobato electron scattering factors
+/// (Å) into potential. Written as diffBloch writes it, 2 ε0 / (a0 e) · 1e-20, for identical bits.
+pub const KAPPA: f64 = 2.0 * VACUUM_PERMITTIVITY / (BOHR_RADIUS * ELEMENTARY_CHARGE) * 1e-20;
+
+fn check_energy(energy_ev: f64) -> Result<f64, BlochError> {
+    if energy_ev.is_finite() && energy_ev > 0.0 {
+        Ok(energy_ev)
+    } else {
+        Err(InputError::new("beam energy (eV)", format!("must be a finite positive number (got {energy_ev})")).into())
+    }
+}
+
+/// Relativistic electron wavelength λ (Å) for a beam energy in eV:
+/// λ = h c / sqrt(E e (2 m_e c² + E e)).
+pub fn wavelength_a(energy_ev: f64) -> Result<f64, BlochError> {
+    let energy_ev = check_energy(energy_ev)?;
+    let charge_energy = energy_ev * ELEMENTARY_CHARGE;
+    let rest = 2.0 * ELECTRON_MASS * (SPEED_OF_LIGHT * SPEED_OF_LIGHT);
+    let metres = PLANCK * SPEED_OF_LIGHT / (charge_energy * (rest + charge_energy)).sqrt();
+    Ok(metres * 1e10)
+}
+
+/// Interaction constant σ = 2π m e λ / h² (1/(V Å)) with the relativistic mass
+/// m = (1 + E e / (m_e c²)) m_e (Spence & Zuo 1992).
+pub fn sigma_per_v_a(energy_ev: f64) -> Result<f64, BlochError> {
+    let energy_ev = check_energy(energy_ev)?;
+    let relativistic_mass = (1.0 + ELEMENTARY_CHARGE * energy_ev / (ELECTRON_MASS * (SPEED_OF_LIGHT * SPEED_OF_LIGHT))) * ELECTRON_MASS;
+    let wavelength_metres = wavelength_a(energy_ev)? * 1e-10;
+    let sigma_si = 2.0 * std::f64::consts::PI * relativistic_mass * ELEMENTARY_CHARGE * wavelength_metres / (PLANCK * PLANCK);
+    Ok(sigma_si * 1e-10)
+}
+
+/// Structure-matrix prefactor σ / (κ λ π) (= γ/π): multiplies F(g) (Å⁻²) into the matrix.
+pub fn prefactor(energy_ev: f64) -> Result<f64, BlochError> {
+    Ok(sigma_per_v_a(energy_ev)? / (KAPPA * wavelength_a(energy_ev)? * std::f64::consts::PI))
+}
+
+/// The energy-derived constants of one simulation and its mean-inner-potential correction.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Optics {
+    /// Beam energy (eV).
+    pub energy_ev: f64,
+    /// Relativistic wavelength λ (Å).
+    pub wavelength_a: f64,
+    /// Interaction constant σ (1/(V Å)).
+    pub sigma_per_v_a: f64,
+    /// σ / (κ λ π).
+    pub prefactor: f64,
+    /// U0 = prefactor · |F(000)| (Å⁻²), the mean-inner-potential term.
+    pub u0_a2: f64,
+    /// K_n = sqrt(1/λ² + U0) (Å⁻¹), diffBloch's propagation wavevector.
+    pub k_n_inv_a: f64,
+}
+
+impl Optics {
+    /// The constants for `energy_ev` with the mean inner potential of `f000` (F(000), Å⁻²;
+    /// its modulus, so an absorptive F(000) counts its imaginary part as diffBloch does).
+    pub fn new(energy_ev: f64, f000: Complex64) -> Result<Self, BlochError> {
+        let wavelength_a = wavelength_a(energy_ev)?;
+        let sigma_per_v_a = sigma_per_v_a(energy_ev)?;
+        let prefactor = prefactor(energy_ev)?;
+        let modulus = f000.norm();
+        if !modulus.is_finite() {
+            return Err(InputError::new("F(000)", format!("must be finite (got {f000})")).into());
+        }
+        let u0_a2 = modulus * prefactor;
+        let k0 = 1.0 / wavelength_a;
+        let radicand = k0 * k0 + u0_a2;
+        if radicand <= 0.0 {
+            return Err(InputError::new("mean inner potential U0", "1/λ² + U0 must be positive").into());
+        }
+        Ok(Self { energy_ev, wavelength_a, sigma_per_v_a, prefactor, u0_a2, k_n_inv_a: radicand.sqrt() })
+    }
+
+    /// The vacuum wavevector 1/λ (Å⁻¹): abTEM's K (no U0).
+    pub fn k_vacuum_inv_a(&self) -> f64 {
+        1.0 / self.wavelength_a
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn textbook_wavelengths_and_sigmas() {
+        // diffBloch's docstrings: 0.03701 / 0.02508 / 0.01969 Å and 9.2440e-4 / 7.2884e-4 / 6.5262e-4.
+        for (e, lambda, sigma) in [(100e3, 0.03701, 9.2440e-4), (200e3, 0.02508, 7.2884e-4), (300e3, 0.01969, 6.5262e-4)] {
+            assert!((wavelength_a(e).unwrap() - lambda).abs() < 1e-5, "λ at {e}");
+            assert!((sigma_per_v_a(e).unwrap() - sigma).abs() < 1e-8, "σ at {e}");
+        }
+        assert!((KAPPA - 0.020887).abs() < 1e-6);
+    }
+
+    #[test]
+    fn rejects_bad_energy() {
+        for e in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(matches!(wavelength_a(e), Err(BlochError::Input(_))));
+            assert!(Optics::new(e, Complex64::new(0.1, 0.0)).is_err());
+        }
+    }
+
+    #[test]
+    fn u0_uses_the_modulus_of_f000() {
+        let plain = Optics::new(200e3, Complex64::new(0.3, 0.0)).unwrap();
+        let absorptive = Optics::new(200e3, Complex64::new(0.3, 0.4)).unwrap();
+        assert!((absorptive.u0_a2 / plain.u0_a2 - 0.5 / 0.3).abs() < 1e-14);
+        let k0 = plain.k_vacuum_inv_a();
+        assert!((plain.k_n_inv_a - (k0 * k0 + plain.u0_a2).sqrt()).abs() == 0.0);
+    }
+}

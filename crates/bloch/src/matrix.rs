@@ -1,0 +1,228 @@
+//! The Bloch structure matrix A of a beam set, in diffBloch's or abTEM's conventions.
+//!
+//! diffBloch (the fixture's `I_ref`): K = K_n = sqrt(1/λ² + U0);
+//! A_ij = p·M_i·M_j·F(g_j − g_i) (i ≠ j), A_ii = 2K·Sg_i·M_i (M once on the diagonal),
+//! with absorption A_ii += i·p·Im F(000)·M_i; ψ(t) = exp(iπt/K · A) e₀ and I = |ψ|².
+//! abTEM (`I_abtem`): K = 1/λ (no U0), A = M(2K·diag(Sg) + p·F)M, so A_ii = 2K·Sg_i·M_i²;
+//! physical amplitudes are M·ψ′ with ψ′ = exp(iπt/K · A) M⁻¹e₀.
+//! p = σ/(κλπ), M_i = 1/sqrt(1 − g_z,i/K), Sg_i = g_z,i − |g_i|²/(2K).
+
+use faer::Mat;
+use num_complex::Complex64;
+use scatterlab_core::InputError;
+
+use crate::beams::{excitation_error, g_vector, mii, Hkl, Mat3};
+use crate::geometry::Optics;
+use crate::BlochError;
+
+/// Structure factors F(g) (Å⁻²) on an hkl grid, as the matrix needs them.
+pub trait StructureFactorTable {
+    /// Every tabulated hkl (the candidates for beam selection).
+    fn hkl_list(&self) -> &[Hkl];
+    /// F(hkl), or `None` outside the grid.
+    fn value(&self, hkl: Hkl) -> Option<Complex64>;
+    /// F(000).
+    fn f000(&self) -> Complex64;
+}
+
+/// Which code's conventions the structure matrix and amplitudes follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Conventions {
+    /// diffBloch 0.2: U0 in K, M once on the diagonal, amplitudes ψ as propagated.
+    #[default]
+    DiffBloch,
+    /// abTEM 1.0: K = 1/λ, M² on the diagonal, physical amplitudes M·ψ′.
+    Abtem,
+}
+
+impl Conventions {
+    /// The wavevector K (Å⁻¹) used in Sg, M and the propagation phase.
+    pub fn wavevector(self, optics: &Optics) -> f64 {
+        match self {
+            Conventions::DiffBloch => optics.k_n_inv_a,
+            Conventions::Abtem => optics.k_vacuum_inv_a(),
+        }
+    }
+}
+
+/// A structure matrix with what propagation needs besides it.
+#[derive(Debug, Clone)]
+pub struct StructureMatrix {
+    /// The beams (rows/columns), in order.
+    pub hkl: Vec<Hkl>,
+    /// A (Å⁻²), complex N×N.
+    pub a: Mat<Complex64>,
+    /// M_i per beam.
+    pub mii: Vec<f64>,
+    /// Excitation errors Sg_i (Å⁻¹).
+    pub sg: Vec<f64>,
+    /// The wavevector K (Å⁻¹): the propagation phase is iπt/K.
+    pub k: f64,
+    /// Index of the 000 beam (the incident wave).
+    pub index_000: usize,
+    /// Whether A is Hermitian by construction (no absorption): the eigen solver needs it.
+    pub hermitian: bool,
+    /// The conventions it was built in (decides how amplitudes are read out).
+    pub conventions: Conventions,
+}
+
+/// Inputs of [`StructureMatrix::build`] that describe the experiment.
+#[derive(Debug, Clone, Copy)]
+pub struct MatrixSetup<'a> {
+    /// Lab reciprocal basis at this orientation (rows a*, b*, c*).
+    pub basis: &'a Mat3,
+    /// Energy-derived constants with U0.
+    pub optics: &'a Optics,
+    /// Add the absorptive diagonal term (F itself carries the absorptive part).
+    pub absorption: bool,
+    /// diffBloch or abTEM.
+    pub conventions: Conventions,
+}
+
+impl StructureMatrix {
+    /// Builds A for `beams` (which must contain 000) from structure factors `table`.
+    /// A beam difference g_j − g_i missing from the table is an error naming it (the grid must
+    /// reach 2·g_solve).
+    pub fn build(beams: &[Hkl], table: &dyn StructureFactorTable, setup: &MatrixSetup<'_>) -> Result<Self, BlochError> {
+        let index_000 = beams
+            .iter()
+            .position(|h| *h == [0, 0, 0])
+            .ok_or_else(|| InputError::new("beam set", "does not contain the 000 beam"))?;
+        let k = setup.conventions.wavevector(setup.optics);
+        let n = beams.len();
+        let mut sg = Vec::with_capacity(n);
+        let mut m = Vec::with_capacity(n);
+        for &hkl in beams {
+            let g = g_vector(hkl, setup.basis);
+            sg.push(excitation_error(g, k));
+            m.push(mii(g, k).map_err(|e| match e {
+                BlochError::Input(inner) => InputError::new(format!("beam {hkl:?}"), inner.problem).into(),
+                other => other,
+            })?);
+        }
+        let p = setup.optics.prefactor;
+        let absorptive_u0 = p * table.f000().im;
+        let mut a = Mat::<Complex64>::zeros(n, n);
+        for j in 0..n {
+            for i in 0..n {
+                if i == j {
+                    let diagonal = match setup.conventions {
+                        Conventions::DiffBloch => Complex64::new(2.0 * k * sg[i] * m[i], if setup.absorption { absorptive_u0 * m[i] } else { 0.0 }),
+                        Conventions::Abtem => {
+                            Complex64::new(2.0 * k * sg[i] * (m[i] * m[i]), if setup.absorption { absorptive_u0 * (m[i] * m[i]) } else { 0.0 })
+                        }
+                    };
+                    a[(i, i)] = diagonal;
+                    continue;
+                }
+                let difference = [beams[j][0] - beams[i][0], beams[j][1] - beams[i][1], beams[j][2] - beams[i][2]];
+                let f = table.value(difference).ok_or_else(|| {
+                    InputError::new(
+                        format!("structure factor F{difference:?} (beams {:?} → {:?})", beams[i], beams[j]),
+                        "outside the structure-factor grid: the grid radius must reach 2·g_solve",
+                    )
+                })?;
+                a[(i, j)] = f * (p * m[j] * m[i]);
+            }
+        }
+        Ok(Self { hkl: beams.to_vec(), a, mii: m, sg, k, index_000, hermitian: !setup.absorption, conventions: setup.conventions })
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    /// A structure-factor table from explicit values, F(−h) = conj F(h) unless absorptive.
+    pub(crate) struct Table {
+        pub hkl: Vec<Hkl>,
+        pub values: HashMap<Hkl, Complex64>,
+    }
+
+    impl StructureFactorTable for Table {
+        fn hkl_list(&self) -> &[Hkl] {
+            &self.hkl
+        }
+        fn value(&self, hkl: Hkl) -> Option<Complex64> {
+            self.values.get(&hkl).copied()
+        }
+        fn f000(&self) -> Complex64 {
+            self.values.get(&[0, 0, 0]).copied().unwrap_or_default()
+        }
+    }
+
+    /// A small cubic table of a "two-atom" crystal: F(h) = f(|h|)·(1 + e^{iπ(h+k+l)/2}).
+    pub(crate) fn toy_table(radius: i32, absorptive: bool) -> Table {
+        let mut values = HashMap::new();
+        let mut hkl = Vec::new();
+        for h in -radius..=radius {
+            for k in -radius..=radius {
+                for l in -radius..=radius {
+                    let s2 = f64::from(h * h + k * k + l * l);
+                    let f = 0.3 / (1.0 + 0.2 * s2);
+                    let phase = std::f64::consts::FRAC_PI_2 * f64::from(h + k + l);
+                    let mut v = Complex64::new(f, 0.0) * (Complex64::new(1.0, 0.0) + Complex64::from_polar(1.0, phase));
+                    if absorptive {
+                        v += Complex64::new(0.0, 0.02 * f) * (Complex64::new(1.0, 0.0) + Complex64::from_polar(1.0, phase));
+                    }
+                    values.insert([h, k, l], v);
+                    hkl.push([h, k, l]);
+                }
+            }
+        }
+        Table { hkl, values }
+    }
+
+    pub(crate) const BASIS: Mat3 = [[0.25, 0.0, 0.0], [0.0, 0.25, 0.0], [0.0, 0.0, 0.25]];
+
+    fn setup<'a>(optics: &'a Optics, absorption: bool, conventions: Conventions) -> MatrixSetup<'a> {
+        MatrixSetup { basis: &BASIS, optics, absorption, conventions }
+    }
+
+    #[test]
+    fn hermitian_without_absorption_and_diagonal_conventions() {
+        let table = toy_table(4, false);
+        let optics = Optics::new(200e3, table.f000()).unwrap();
+        let beams: Vec<Hkl> = vec![[-1, 0, 0], [0, 0, 0], [1, 0, 1], [0, 2, -1]];
+        let a = StructureMatrix::build(&beams, &table, &setup(&optics, false, Conventions::DiffBloch)).unwrap();
+        assert!(a.hermitian);
+        assert_eq!(a.index_000, 1);
+        for i in 0..4 {
+            for j in 0..4 {
+                assert!((a.a[(i, j)] - a.a[(j, i)].conj()).norm() < 1e-15);
+            }
+            assert!((a.a[(i, i)].re - 2.0 * a.k * a.sg[i] * a.mii[i]).abs() < 1e-15);
+        }
+        let b = StructureMatrix::build(&beams, &table, &setup(&optics, false, Conventions::Abtem)).unwrap();
+        assert_eq!(b.k, 1.0 / optics.wavelength_a);
+        for i in 0..4 {
+            assert!((b.a[(i, i)].re - 2.0 * b.k * b.sg[i] * b.mii[i] * b.mii[i]).abs() < 1e-13);
+        }
+        // Off-diagonal: p·M_i·M_j·F(g_j − g_i).
+        let expected = table.values[&[1, 0, 1]] * (optics.prefactor * a.mii[1] * a.mii[2]);
+        assert!((a.a[(1, 2)] - expected).norm() < 1e-16);
+    }
+
+    #[test]
+    fn absorption_adds_an_imaginary_diagonal() {
+        let table = toy_table(4, true);
+        let optics = Optics::new(200e3, table.f000()).unwrap();
+        let beams: Vec<Hkl> = vec![[0, 0, 0], [1, 1, 0]];
+        let a = StructureMatrix::build(&beams, &table, &setup(&optics, true, Conventions::DiffBloch)).unwrap();
+        assert!(!a.hermitian);
+        assert!((a.a[(1, 1)].im - optics.prefactor * table.f000().im * a.mii[1]).abs() < 1e-16);
+    }
+
+    #[test]
+    fn errors_name_the_missing_difference_and_the_missing_000() {
+        let table = toy_table(1, false);
+        let optics = Optics::new(200e3, table.f000()).unwrap();
+        let err = StructureMatrix::build(&[[0, 0, 0], [1, 0, 0], [-1, 0, 0]], &table, &setup(&optics, false, Conventions::DiffBloch)).unwrap_err();
+        assert!(err.to_string().contains("F[2, 0, 0]") && err.to_string().contains("outside the structure-factor grid"), "{err}");
+        let err = StructureMatrix::build(&[[1, 0, 0]], &table, &setup(&optics, false, Conventions::DiffBloch)).unwrap_err();
+        assert!(err.to_string().contains("000"), "{err}");
+    }
+}

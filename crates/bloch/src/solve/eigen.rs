@@ -1,0 +1,60 @@
+//! Thickness series from one Hermitian eigendecomposition A = V Λ Vᴴ (faer):
+//! ψ(t) = V · diag(exp(iπtλ_k/K)) · Vᴴ ψ(0), every thickness a phase multiply.
+//! Only for non-absorptive (Hermitian) matrices; absorptive ones go through `expm`.
+
+use faer::{Mat, Side};
+use num_complex::Complex64;
+
+use crate::matrix::StructureMatrix;
+use crate::BlochError;
+
+/// The eigendecomposition of a structure matrix, ready to propagate to any thickness.
+#[derive(Debug, Clone)]
+pub struct EigenPropagator {
+    /// Eigenvectors (columns) V.
+    vectors: Mat<Complex64>,
+    /// Eigenvalues λ_k (Å⁻²).
+    values: Vec<f64>,
+    /// Excitations α = Vᴴ ψ(0).
+    alpha: Vec<Complex64>,
+    /// π / K (Å): the phase is exp(i · scale · t · λ).
+    scale: f64,
+}
+
+impl EigenPropagator {
+    /// Diagonalises `matrix` once; `object` names it in errors. `initial` is ψ(0) in the
+    /// matrix's own (symmetrised) basis.
+    pub fn new(matrix: &StructureMatrix, initial: &[Complex64], object: &str) -> Result<Self, BlochError> {
+        if !matrix.hermitian {
+            return Err(BlochError::Numerical {
+                object: object.to_owned(),
+                message: "the eigen solver needs a Hermitian (non-absorptive) structure matrix; use the expm solver with absorption".to_owned(),
+            });
+        }
+        let evd = matrix.a.self_adjoint_eigen(Side::Lower).map_err(|e| BlochError::Numerical {
+            object: object.to_owned(),
+            message: format!("Hermitian eigendecomposition did not converge ({e:?})"),
+        })?;
+        let vectors = evd.U().to_owned();
+        let values: Vec<f64> = evd.S().column_vector().iter().map(|z| z.re).collect();
+        let n = values.len();
+        let alpha = (0..n).map(|k| (0..n).map(|i| vectors[(i, k)].conj() * initial[i]).sum()).collect();
+        if values.iter().any(|v| !v.is_finite()) {
+            return Err(BlochError::Numerical { object: object.to_owned(), message: "non-finite eigenvalue".to_owned() });
+        }
+        Ok(Self { vectors, values, alpha, scale: std::f64::consts::PI / matrix.k })
+    }
+
+    /// ψ(t) in the matrix's own basis.
+    pub fn amplitudes(&self, thickness: f64) -> Vec<Complex64> {
+        let n = self.values.len();
+        let weights: Vec<Complex64> =
+            self.values.iter().zip(&self.alpha).map(|(&lambda, &alpha)| Complex64::from_polar(1.0, self.scale * thickness * lambda) * alpha).collect();
+        (0..n).map(|i| (0..n).map(|k| self.vectors[(i, k)] * weights[k]).sum()).collect()
+    }
+
+    /// The eigenvalues λ_k (ascending, Å⁻²).
+    pub fn eigenvalues(&self) -> &[f64] {
+        &self.values
+    }
+}
