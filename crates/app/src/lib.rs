@@ -12,6 +12,7 @@ pub mod gpu_engine;
 pub mod landmarks;
 pub mod refl_fit;
 pub mod refl_panel;
+pub mod stem;
 #[cfg(target_arch = "wasm32")]
 mod web;
 
@@ -20,14 +21,29 @@ pub use refl_fit::FitPanel;
 pub use refl_panel::{
     Computed, DepthProfile, Device, Outcome, PlotView, ReflInputs, ReflPanel, ReflTab,
 };
+pub use stem::StemPanel;
+
+/// The application's workspaces, switched in the top bar.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Workspace {
+    /// X-ray reflectivity: simulate and fit.
+    #[default]
+    Reflectivity,
+    /// 4D-STEM: diffraction patterns, virtual detectors, DPC.
+    Stem,
+}
 
 /// Called once, after the first frame has been painted (the web entry marks the page ready).
 pub type ReadyHook = Box<dyn FnOnce()>;
 
-/// The application: today one reflectivity panel.
+/// The application: the reflectivity panel and the 4D-STEM workspace, one on display.
 pub struct ScatterlabApp {
+    /// The workspace on display.
+    pub workspace: Workspace,
     /// The reflectivity panel (public so tests and hosts can read results and set inputs).
     pub refl: ReflPanel,
+    /// The 4D-STEM workspace (it loads its built-in example when first shown).
+    pub stem: StemPanel,
     /// The lower-case wgpu backend eframe renders with (`"vulkan"`, `"browserwebgpu"`, `"gl"`),
     /// or `"none"` without wgpu.
     pub render_backend: String,
@@ -50,7 +66,9 @@ impl ScatterlabApp {
     /// Builds the app with an explicit GPU (or none) and backend name, without eframe.
     pub fn with_gpu(gpu: GpuSupport, render_backend: String) -> Self {
         Self {
+            workspace: Workspace::default(),
             refl: ReflPanel::new(gpu),
+            stem: StemPanel::default(),
             render_backend,
             frames: 0,
             on_ready: None,
@@ -100,13 +118,23 @@ impl eframe::App for ScatterlabApp {
         egui::Panel::top("scatterlab_top").show(ui, |ui| {
             ui.horizontal(|ui| {
                 ui.heading("scatterlab");
-                ui.label("X-ray reflectivity of uniaxial stratified films");
+                let refl = ui.selectable_value(&mut self.workspace, Workspace::Reflectivity, "Reflectivity");
+                landmarks::mark(&refl, "workspace Reflectivity");
+                let stem = ui.selectable_value(&mut self.workspace, Workspace::Stem, "4D-STEM");
+                landmarks::mark(&stem, "workspace 4D-STEM");
+                ui.label(match self.workspace {
+                    Workspace::Reflectivity => "X-ray reflectivity of uniaxial stratified films",
+                    Workspace::Stem => "4D-STEM: virtual detectors, centre of mass, iDPC",
+                });
                 ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                     ui.weak(format!("render backend: {}", self.render_backend));
                 });
             });
         });
-        egui::CentralPanel::default().show(ui, |ui| self.refl.ui(ui));
+        egui::CentralPanel::default().show(ui, |ui| match self.workspace {
+            Workspace::Reflectivity => self.refl.ui(ui),
+            Workspace::Stem => self.stem.ui(ui),
+        });
         landmarks::set_status(ui.ctx(), self.status_json());
     }
 }
@@ -130,8 +158,20 @@ impl ScatterlabApp {
             Some(Err(e)) => serde_json::json!({"error": e}),
             None => serde_json::Value::Null,
         };
+        let stem = &self.stem;
+        let stem_status = serde_json::json!({
+            "name": stem.data().map(|d| d.name.clone()),
+            "loading": stem.is_loading(),
+            "framesLoaded": stem.data().map(|d| d.loaded()),
+            "framesTotal": stem.data().map(|d| d.n_frames()),
+            "error": stem.error(),
+            "device": stem.device(),
+            "frameTimeMs": stem.frame_time().map(|t| t.as_secs_f64() * 1e3),
+        });
         serde_json::json!({
             "frames": self.frames,
+            "workspace": format!("{:?}", self.workspace),
+            "stem": stem_status,
             "renderBackend": self.render_backend,
             "tab": format!("{:?}", self.refl.tab),
             "fit": {"model": fit.model().map(|_| fit.source.clone()), "running": fit.is_running(),

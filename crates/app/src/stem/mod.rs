@@ -1,0 +1,247 @@
+//! The 4D-STEM workspace: an acquisition held in memory, its mean (or max, or a scan region's)
+//! diffraction pattern with draggable virtual detectors, their virtual images recomputed live,
+//! centre of mass as a colour wheel, the DPC rotation and iDPC — every number from
+//! `scatterlab_stem` (loading, exact sums, probe, rotation, integration, display mapping).
+//!
+//! It opens on a built-in synthetic example ([`example`]); natively a master or single HDF5 file
+//! opens by path or by dropping it on the window. Loading is progressive and thread-free (a
+//! few batches per UI frame, [`loader`]) so the same code runs in the browser. Phase 1 computes
+//! on the CPU; the frame time of the last virtual-image update is shown with the device.
+
+pub mod detectors;
+pub mod dpc;
+pub mod example;
+pub mod loader;
+pub mod open;
+pub mod resident;
+pub mod view;
+
+mod controls;
+mod dp_view;
+mod ui;
+mod update;
+
+use std::time::Duration;
+
+use scatterlab_stem::reduce::{DetectorImages, FusedResult, Probe, VectorField, VirtualDetector};
+use web_time::Instant;
+
+use detectors::{Detector, Handle, Shape};
+use dpc::{DpcProducts, DpcRotation};
+use loader::Loader;
+use resident::{Resident, ScanRegion};
+use view::{Display, ImageView, Transform};
+
+/// Which pattern the diffraction view shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum DpSource {
+    /// Mean over the loaded frames.
+    #[default]
+    Mean,
+    /// Maximum over the loaded frames.
+    Max,
+    /// Mean over the selected scan region.
+    Selection,
+}
+
+/// Display settings of the workspace's scalar images.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Displays {
+    /// The diffraction pattern (log by default: the disc outshines the rest).
+    pub dp: Display,
+    /// The virtual image.
+    pub image: Display,
+    /// The iDPC phase.
+    pub idpc: Display,
+}
+
+impl Default for Displays {
+    fn default() -> Self {
+        use scatterlab_stem::reduce::colormap::Colormap;
+        Self { dp: Display::new(Colormap::Inferno, Transform::Log), image: Display::new(Colormap::Gray, Transform::Linear), idpc: Display::new(Colormap::Gray, Transform::Linear) }
+    }
+}
+
+/// A drag of a detector on the diffraction view, in detector pixels.
+#[derive(Clone, Debug)]
+struct Drag {
+    index: usize,
+    handle: Handle,
+    start: Shape,
+    from: [f64; 2],
+}
+
+/// The textures on display.
+#[derive(Default)]
+struct Views {
+    dp: ImageView,
+    image: ImageView,
+    wheel: ImageView,
+    legend: ImageView,
+    idpc: ImageView,
+}
+
+/// Virtual images for one set of detectors over the loaded frames.
+#[derive(Clone, Debug)]
+pub struct VirtualImages {
+    /// The detectors as summed.
+    pub detectors: Vec<VirtualDetector>,
+    /// Data version they belong to.
+    version: u64,
+    /// The sums (one image per detector, frames in scan order), or why there are none.
+    pub images: Result<DetectorImages, String>,
+    /// Wall time of the computation.
+    pub elapsed: Duration,
+}
+
+/// The 4D-STEM workspace (public fields are the user's settings; edit freely, the next frame
+/// recomputes what they affect).
+pub struct StemPanel {
+    /// The desktop's path field (a master or single HDF5 file).
+    pub path: String,
+    /// The virtual detectors.
+    pub detectors: Vec<Detector>,
+    /// Index of the selected detector (shown as the virtual image; arrow keys move it).
+    pub selected: usize,
+    /// What the diffraction view shows.
+    pub dp_source: DpSource,
+    /// The selected scan region (a point is a 1 × 1 region).
+    pub selection: Option<ScanRegion>,
+    /// The DPC rotation in use; `None` takes the automatic one once it is known.
+    pub rotation: Option<DpcRotation>,
+    /// Display settings.
+    pub displays: Displays,
+    /// Time each UI frame may spend reading frames (at least one batch is read per frame).
+    pub load_budget: Duration,
+    data: Option<Resident>,
+    loader: Option<Loader>,
+    error: Option<String>,
+    notes: Vec<String>,
+    started: bool,
+    /// Whether the user moved a detector (then a refined probe does not move them back).
+    user_placed: bool,
+    version: u64,
+    fused: Option<FusedResult>,
+    snapshot_at: Option<Instant>,
+    probe: Option<Probe>,
+    images: Option<VirtualImages>,
+    region_dp: Option<(ScanRegion, u64, Result<Vec<f64>, String>)>,
+    com: Option<VectorField>,
+    auto_rotation: Option<Result<DpcRotation, String>>,
+    dpc: Option<(u64, DpcProducts)>,
+    drag: Option<Drag>,
+    /// Where a selection drag on the virtual image started (scan row, col).
+    select_from: Option<[usize; 2]>,
+    views: Views,
+}
+
+impl Default for StemPanel {
+    fn default() -> Self {
+        Self {
+            path: String::new(),
+            detectors: Vec::new(),
+            selected: 0,
+            dp_source: DpSource::Mean,
+            selection: None,
+            rotation: None,
+            displays: Displays::default(),
+            load_budget: Duration::from_millis(12),
+            data: None,
+            loader: None,
+            error: None,
+            notes: Vec::new(),
+            started: false,
+            user_placed: false,
+            version: 0,
+            fused: None,
+            snapshot_at: None,
+            probe: None,
+            images: None,
+            region_dp: None,
+            com: None,
+            auto_rotation: None,
+            dpc: None,
+            drag: None,
+            select_from: None,
+            views: Views::default(),
+        }
+    }
+}
+
+impl StemPanel {
+    /// The acquisition in memory (possibly still loading).
+    pub fn data(&self) -> Option<&Resident> {
+        self.data.as_ref()
+    }
+
+    /// Whether frames are still being read.
+    pub fn is_loading(&self) -> bool {
+        self.loader.is_some()
+    }
+
+    /// The last error (opening or reading), naming the file.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    /// Warnings about the open acquisition (missing data files, metadata).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// The probe found in the mean pattern (centre and BF radius).
+    pub fn probe(&self) -> Option<Probe> {
+        self.probe
+    }
+
+    /// The detector-free products of the loaded frames (sum/max pattern, total, CoM).
+    pub fn fused(&self) -> Option<&FusedResult> {
+        self.fused.as_ref()
+    }
+
+    /// The mean diffraction pattern of the loaded frames.
+    pub fn mean_dp(&self) -> Option<Vec<f64>> {
+        self.fused.as_ref().map(FusedResult::mean_dp)
+    }
+
+    /// The virtual images of the current detectors (when computed for them).
+    pub fn virtual_images(&self) -> Option<&VirtualImages> {
+        self.images.as_ref()
+    }
+
+    /// Detector `index`'s exact sums per loaded frame (scan order), raw (no display mapping).
+    pub fn virtual_image(&self, index: usize) -> Option<&[u64]> {
+        let images = self.images.as_ref()?.images.as_ref().ok()?;
+        images.detectors.get(index).map(|d| d.2.as_slice())
+    }
+
+    /// The mean pattern of the selected scan region, or why there is none.
+    pub fn region_dp(&self) -> Option<&Result<Vec<f64>, String>> {
+        self.region_dp.as_ref().map(|r| &r.2)
+    }
+
+    /// The automatic DPC rotation (after loading), or why there is none.
+    pub fn auto_rotation(&self) -> Option<&Result<DpcRotation, String>> {
+        self.auto_rotation.as_ref()
+    }
+
+    /// The DPC products for the rotation in use (after loading).
+    pub fn dpc(&self) -> Option<&DpcProducts> {
+        self.dpc.as_ref().map(|d| &d.1)
+    }
+
+    /// The device the virtual images are computed on.
+    pub fn device(&self) -> &'static str {
+        "cpu"
+    }
+
+    /// Wall time of the last virtual-image computation.
+    pub fn frame_time(&self) -> Option<Duration> {
+        self.images.as_ref().map(|i| i.elapsed)
+    }
+
+    /// Marks the detectors as placed by the user (a refined probe then leaves them alone).
+    pub fn touch_detectors(&mut self) {
+        self.user_placed = true;
+    }
+}

@@ -1,0 +1,239 @@
+//! The workspace's layout: the open bar and load progress, then three columns — diffraction
+//! pattern with detectors, virtual image with the scan-region selector, DPC (colour wheel,
+//! rotation, iDPC).
+
+use std::hash::{Hash, Hasher};
+
+use egui::{Color32, Rect, Stroke};
+
+use super::controls::display_controls;
+use super::dp_view::PixelMap;
+use super::resident::ScanRegion;
+use super::view::scale_bar;
+use super::{dpc, DpSource, StemPanel};
+
+/// Width of each image, points.
+const IMAGE: f32 = 300.0;
+/// Width of each column (separators and wrapped text would otherwise take the whole row).
+const COLUMN: f32 = 340.0;
+
+fn key(v: impl Hash) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    v.hash(&mut h);
+    h.finish()
+}
+
+impl StemPanel {
+    /// Draws the workspace (and updates it first).
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        self.update(ui.ctx());
+        self.open_bar(ui);
+        egui::ScrollArea::both().id_salt("stem_scroll").show(ui, |ui| {
+            ui.horizontal_top(|ui| {
+                ui.group(|ui| ui.vertical(|ui| {
+                    ui.set_width(COLUMN);
+                    self.dp_column(ui);
+                }));
+                ui.group(|ui| ui.vertical(|ui| {
+                    ui.set_width(COLUMN);
+                    self.image_column(ui);
+                }));
+                ui.group(|ui| ui.vertical(|ui| {
+                    ui.set_width(COLUMN);
+                    self.dpc_column(ui);
+                }));
+            });
+        });
+    }
+
+    fn open_bar(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            if ui.button("Example").on_hover_text("Load the built-in synthetic acquisition").clicked() {
+                self.open_example();
+            }
+            #[cfg(not(target_arch = "wasm32"))]
+            {
+                let field = ui
+                    .add(egui::TextEdit::singleline(&mut self.path).hint_text("…/scan_master.h5 (or drop it here)").desired_width(380.0))
+                    .on_hover_text("A Dectris master (its data files beside it) or a single HDF5 file with /entry/data/data")
+                    .accessible_name("STEM file path");
+                let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                if ui.button("Open").clicked() || enter {
+                    let path = std::path::PathBuf::from(self.path.trim());
+                    self.open_path(&path);
+                }
+            }
+            if let Some(d) = &self.data {
+                ui.label(format!(
+                    "{} · scan {}×{} · detector {}×{} · {} masked px",
+                    d.name, d.scan[0], d.scan[1], d.det[0], d.det[1], d.n_masked
+                ));
+            }
+        });
+        if let (Some(d), true) = (&self.data, self.is_loading()) {
+            let (n, total) = (d.loaded(), d.n_frames());
+            let mut cancel = false;
+            ui.horizontal(|ui| {
+                let bar = egui::ProgressBar::new(n as f32 / total.max(1) as f32).text(format!("loading {n} / {total} frames")).desired_width(400.0);
+                ui.add(bar);
+                cancel = ui.button("Cancel").clicked();
+            });
+            if cancel {
+                self.cancel();
+            }
+        }
+        if let Some(e) = &self.error {
+            ui.colored_label(ui.visuals().error_fg_color, format!("error: {e}"));
+        }
+        for n in &self.notes {
+            ui.weak(n);
+        }
+    }
+
+    fn dp_column(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            ui.strong("Diffraction pattern");
+            ui.selectable_value(&mut self.dp_source, DpSource::Mean, "mean");
+            ui.selectable_value(&mut self.dp_source, DpSource::Max, "max");
+            ui.selectable_value(&mut self.dp_source, DpSource::Selection, "selection");
+        });
+        self.dp_view(ui, IMAGE);
+        if let Some(p) = self.probe {
+            ui.weak(format!("beam centre ({:.2}, {:.2}) px · BF radius {:.2} px", p.center[0], p.center[1], p.radius));
+        }
+        display_controls(ui, "stem dp", &mut self.displays.dp);
+        self.views.dp.histogram_ui(ui, IMAGE, "diffraction pattern");
+        ui.separator();
+        self.detector_controls(ui);
+    }
+
+    fn image_column(&mut self, ui: &mut egui::Ui) {
+        let Some(data) = &self.data else { return };
+        let (scan, n) = (data.scan, data.n_frames());
+        let name = self.detectors.get(self.selected).map_or("—", |d| d.name.as_str()).to_owned();
+        ui.strong(format!("Virtual image: {name}"));
+        let values = self.virtual_image(self.selected).map(|sums| {
+            let mut v = vec![f64::NAN; n];
+            v.iter_mut().zip(sums).for_each(|(v, &s)| *v = s as f64);
+            v
+        });
+        let detector = self.detectors.get(self.selected).map(|d| format!("{d:?}"));
+        match (values, self.images.as_ref().map(|i| &i.images)) {
+            (Some(v), _) => {
+                let k = key((self.version, self.selected, detector));
+                self.views.image.set_scalar(ui.ctx(), "stem virtual image", &v, scan, k, &mut self.displays.image);
+            }
+            (None, Some(Err(e))) => self.views.image.error = Some(e.clone()),
+            (None, _) => self.views.image.error = Some("no virtual image yet".into()),
+        }
+        self.views.image.shape = scan;
+        let response = self.views.image.show(ui, IMAGE, "virtual image");
+        crate::landmarks::mark(&response, "stem virtual image");
+        self.select_region(&response, scan);
+        let painter = ui.painter_at(response.rect);
+        if let Some(s) = self.selection {
+            let map = PixelMap::new(response.rect, scan);
+            let a = map.to_screen([s.rows[0] as f64 - 0.5, s.cols[0] as f64 - 0.5]);
+            let b = map.to_screen([s.rows[1] as f64 - 0.5, s.cols[1] as f64 - 0.5]);
+            painter.rect_stroke(Rect::from_two_pos(a, b), 0.0, Stroke::new(2.0, Color32::YELLOW), egui::StrokeKind::Middle);
+        }
+        if let Some(step) = self.data.as_ref().and_then(|d| d.calibration.scan_step_a) {
+            scale_bar(&painter, response.rect, scan[1], step, "Å");
+        }
+        if let Some(i) = &self.images {
+            let ms = i.elapsed.as_secs_f64() * 1e3;
+            ui.label(format!("{} · {ms:.2} ms · {} detectors over {} frames", self.device(), i.detectors.len(), self.data.as_ref().map_or(0, |d| d.loaded())));
+        }
+        display_controls(ui, "stem image", &mut self.displays.image);
+        self.views.image.histogram_ui(ui, IMAGE, "virtual image");
+        ui.horizontal(|ui| match self.selection {
+            Some(s) => {
+                ui.label(format!("selection: rows {}..{} cols {}..{}", s.rows[0], s.rows[1], s.cols[0], s.cols[1]));
+                if ui.button("clear").clicked() {
+                    self.selection = None;
+                    self.dp_source = DpSource::Mean;
+                }
+            }
+            None => {
+                ui.weak("click a scan position or drag a rectangle to see its mean pattern");
+            }
+        });
+    }
+
+    /// A click selects one scan position, a drag a rectangle; the pattern view follows.
+    fn select_region(&mut self, response: &egui::Response, scan: [usize; 2]) {
+        let map = PixelMap::new(response.rect, scan);
+        let at = |p: egui::Pos2| {
+            let [r, c] = map.to_pixel(p);
+            [r.round().clamp(0.0, scan[0].saturating_sub(1) as f64) as usize, c.round().clamp(0.0, scan[1].saturating_sub(1) as f64) as usize]
+        };
+        let Some(pos) = response.interact_pointer_pos() else { return };
+        if response.drag_started() {
+            let origin = response.ctx.input(|i| i.pointer.press_origin()).unwrap_or(pos);
+            self.select_from = Some(at(response.rect.clamp(origin)));
+        }
+        let end = at(response.rect.clamp(pos));
+        let start = if response.clicked() { Some(end) } else if response.dragged() { self.select_from } else { None };
+        if let Some(s) = start {
+            self.selection = Some(ScanRegion { rows: [s[0].min(end[0]), s[0].max(end[0]) + 1], cols: [s[1].min(end[1]), s[1].max(end[1]) + 1] });
+            self.dp_source = DpSource::Selection;
+        }
+    }
+
+    fn dpc_column(&mut self, ui: &mut egui::Ui) {
+        ui.strong("Centre of mass (colour wheel)");
+        let scan = self.data.as_ref().map_or([0, 0], |d| d.scan);
+        let ctx = ui.ctx().clone();
+        match (&self.dpc, self.is_loading()) {
+            (Some((k, p)), _) => self.views.wheel.set_rgba(&ctx, "stem com", &p.wheel, scan, *k),
+            (None, true) => self.views.wheel.error = Some("after loading".into()),
+            (None, false) => {
+                self.views.wheel.error = Some(self.auto_rotation.as_ref().and_then(|r| r.as_ref().err().cloned()).unwrap_or_else(|| "no centre of mass yet".into()));
+            }
+        }
+        self.views.wheel.shape = scan;
+        ui.horizontal_top(|ui| {
+            self.views.wheel.show(ui, IMAGE * 0.8, "centre of mass");
+            self.views.legend.set_rgba(&ctx, "stem wheel legend", &dpc::legend(64), [64, 64], 0);
+            self.views.legend.show(ui, 48.0, "colour wheel legend");
+        });
+        if let Some((_, p)) = &self.dpc {
+            ui.weak(format!("|CoM| at full brightness: {:.3} px (hue = direction)", p.magnitude_max));
+        }
+        self.rotation_controls(ui);
+        ui.separator();
+        ui.strong("iDPC phase (rad)");
+        match self.dpc.as_ref().map(|d| (d.0, &d.1.idpc)) {
+            Some((k, Ok(phase))) => self.views.idpc.set_scalar(&ctx, "stem idpc", phase, scan, k, &mut self.displays.idpc),
+            Some((_, Err(e))) => self.views.idpc.error = Some(e.clone()),
+            None => self.views.idpc.error = Some("after loading".into()),
+        }
+        self.views.idpc.shape = scan;
+        if let Some(Err(e)) = self.dpc.as_ref().map(|d| &d.1.idpc) {
+            ui.label(e.as_str());
+        } else {
+            self.views.idpc.show(ui, IMAGE * 0.8, "iDPC phase");
+            display_controls(ui, "stem idpc", &mut self.displays.idpc);
+            self.views.idpc.histogram_ui(ui, IMAGE * 0.8, "iDPC phase");
+        }
+    }
+
+    fn rotation_controls(&mut self, ui: &mut egui::Ui) {
+        let auto = self.auto_rotation.as_ref().and_then(|r| r.as_ref().ok()).copied();
+        let Some(mut current) = self.rotation.or(auto) else { return };
+        ui.horizontal(|ui| {
+            ui.label("rotation");
+            let changed = ui.add(egui::DragValue::new(&mut current.degrees).speed(0.2).range(-360.0..=360.0).suffix("°")).changed();
+            let flipped = ui.checkbox(&mut current.transpose, "transpose").changed();
+            if changed || flipped {
+                self.rotation = Some(current);
+            }
+            if ui.add_enabled(self.rotation.is_some(), egui::Button::new("auto rotation")).on_hover_text("The curl-minimising rotation").clicked() {
+                self.rotation = None;
+            }
+        });
+        if let Some(a) = auto {
+            ui.weak(format!("auto (min curl, ADF-positive phase): {:.2}°{}", a.degrees, if a.transpose { ", transposed" } else { "" }));
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! The workspace's per-frame work: opening, pumping the loader, refreshing the products the
+//! settings need (probe, virtual images, region pattern, DPC), each only when its inputs changed.
+
+use std::hash::{Hash, Hasher};
+use std::path::Path;
+use std::time::Duration;
+
+use scatterlab_stem::reduce::auto_probe;
+use web_time::Instant;
+
+use super::detectors::{Detector, Preset};
+use super::loader::{FrameSource, Loader, Pumped};
+use super::resident::Resident;
+use super::{dpc, example, open, StemPanel, VirtualImages};
+
+/// How often the images refresh while frames arrive.
+const REFRESH_EVERY: Duration = Duration::from_millis(120);
+
+impl StemPanel {
+    /// Starts loading the built-in example (replacing what is open).
+    pub fn open_example(&mut self) {
+        match example::resident() {
+            Ok(r) => self.start(r, Box::new(example::ExampleSource::default()), Vec::new()),
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    /// Opens the master (or single) HDF5 file at `path` and starts loading it. On failure the
+    /// open acquisition stays and the error names the file.
+    pub fn open_path(&mut self, path: &Path) {
+        self.started = true;
+        match open::open_path(path) {
+            Ok(o) => self.start(o.resident, Box::new(o.source), o.notes),
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    fn start(&mut self, resident: Resident, source: Box<dyn FrameSource>, notes: Vec<String>) {
+        let keep = (std::mem::take(&mut self.path), self.displays.clone(), self.load_budget);
+        *self = StemPanel { path: keep.0, displays: keep.1, load_budget: keep.2, started: true, notes, ..StemPanel::default() };
+        self.data = Some(resident);
+        self.loader = Some(Loader::new(source));
+    }
+
+    /// Stops loading; the frames read so far stay.
+    pub fn cancel(&mut self) {
+        if self.loader.take().is_some() {
+            let (n, total) = self.data.as_ref().map_or((0, 0), |d| (d.loaded(), d.n_frames()));
+            self.notes.push(format!("loading cancelled after {n} of {total} frames"));
+            self.refresh(true);
+        }
+    }
+
+    /// Loads every remaining frame now (hosts and tests; the UI loads a few batches per frame).
+    pub fn finish_loading(&mut self) {
+        self.started = true;
+        while self.loader.is_some() {
+            self.pump(Duration::from_secs(3600));
+        }
+        self.update_products();
+    }
+
+    /// One frame's work; [`Self::ui`](super::StemPanel) calls it. Requests repaints while loading.
+    pub fn update(&mut self, ctx: &egui::Context) {
+        if !self.started {
+            self.started = true;
+            self.open_example();
+        }
+        if let Some(file) = ctx.input(|i| i.raw.dropped_files.first().cloned()) {
+            // Natively the path is absolute: the master's data files are found beside it.
+            let path = file.path().to_path_buf();
+            if cfg!(target_arch = "wasm32") {
+                self.error = Some(format!("{}: opening dropped files in the browser comes later; the example stays open", path.display()));
+            } else {
+                self.path = path.display().to_string();
+                self.open_path(&path);
+            }
+        }
+        if self.loader.is_some() {
+            self.pump(self.load_budget);
+            ctx.request_repaint();
+        }
+        self.update_products();
+    }
+
+    fn pump(&mut self, budget: Duration) {
+        let (Some(loader), Some(data)) = (&mut self.loader, &mut self.data) else {
+            self.loader = None;
+            return;
+        };
+        let done = match loader.pump(data, budget) {
+            Ok(Pumped::Progress) => false,
+            Ok(Pumped::Done) => true,
+            Err(e) => {
+                self.error = Some(e);
+                true
+            }
+        };
+        if done {
+            self.loader = None;
+        }
+        let due = self.snapshot_at.is_none_or(|t| t.elapsed() >= REFRESH_EVERY);
+        self.refresh(done || due);
+    }
+
+    /// Takes a new snapshot of the detector-free products (when `now`), refining the probe.
+    fn refresh(&mut self, now: bool) {
+        let Some(data) = &self.data else { return };
+        if !now || data.loaded() == 0 {
+            return;
+        }
+        let fused = data.products();
+        self.snapshot_at = Some(Instant::now());
+        self.version += 1;
+        match auto_probe(&fused.mean_dp(), data.det) {
+            Ok(p) => {
+                self.probe = Some(p);
+                if !self.user_placed {
+                    self.detectors = vec![Detector::preset(Preset::Bf, &p), Detector::preset(Preset::Adf, &p)];
+                    self.selected = self.selected.min(1);
+                }
+            }
+            Err(e) if self.probe.is_none() => self.notes_once(format!("beam centre: {e}")),
+            Err(_) => {}
+        }
+        self.fused = Some(fused);
+        if self.loader.is_none() {
+            self.com = None;
+            self.auto_rotation = None;
+        }
+    }
+
+    fn notes_once(&mut self, note: String) {
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
+    }
+
+    /// Recomputes whatever is stale: virtual images, the region pattern, DPC.
+    pub fn update_products(&mut self) {
+        let Some(data) = &self.data else { return };
+        self.selected = self.selected.min(self.detectors.len().saturating_sub(1));
+        let wanted: Vec<_> = self.detectors.iter().map(|d| d.to_virtual(data.det)).collect();
+        let stale = self.images.as_ref().is_none_or(|i| i.detectors != wanted || i.version != self.version);
+        if stale && self.version > 0 && !wanted.is_empty() {
+            let t0 = Instant::now();
+            let images = data.virtual_images(&wanted);
+            self.images = Some(VirtualImages { detectors: wanted, version: self.version, images, elapsed: t0.elapsed() });
+        }
+        if let Some(region) = self.selection {
+            if self.region_dp.as_ref().is_none_or(|r| r.0 != region || r.1 != self.version) {
+                self.region_dp = Some((region, self.version, data.region_mean_dp(region)));
+            }
+        }
+        if self.loader.is_none() && self.version > 0 {
+            self.update_dpc();
+        }
+    }
+
+    fn update_dpc(&mut self) {
+        let (Some(data), Some(fused), Some(probe)) = (&self.data, &self.fused, self.probe) else { return };
+        if self.com.is_none() {
+            match dpc::com_field(&fused.com_raw, data.scan) {
+                Ok(c) => self.com = Some(c),
+                Err(e) => {
+                    self.auto_rotation = Some(Err(e));
+                    return;
+                }
+            }
+        }
+        let Some(com) = &self.com else { return };
+        if self.auto_rotation.is_none() {
+            // The half turn is resolved against the standard ADF image (as the reduction does).
+            let adf = Detector::preset(Preset::Adf, &probe).to_virtual(data.det);
+            let rotation = data.virtual_images(std::slice::from_ref(&adf)).and_then(|im| {
+                let values: Vec<f64> = im.detectors.first().map(|d| d.2.iter().map(|&v| v as f64).collect()).unwrap_or_default();
+                dpc::auto_rotation(com, &values)
+            });
+            self.auto_rotation = Some(rotation);
+        }
+        let auto = self.auto_rotation.as_ref().and_then(|r| r.as_ref().ok()).copied();
+        let Some(rotation) = self.rotation.or(auto) else { return };
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (self.version, rotation.degrees.to_bits(), rotation.transpose).hash(&mut h);
+        let key = h.finish();
+        if self.dpc.as_ref().is_none_or(|d| d.0 != key) {
+            self.dpc = Some((key, dpc::products(com, rotation, &data.calibration, probe.radius)));
+        }
+    }
+}
