@@ -12,6 +12,8 @@ pub mod crystal;
 pub mod error;
 pub mod geometry;
 pub mod matrix;
+pub mod pattern;
+pub mod rocking;
 pub mod solve;
 pub mod gpu;
 pub mod propagate;
