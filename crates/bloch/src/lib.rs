@@ -17,6 +17,8 @@ pub mod rocking;
 pub mod solve;
 pub mod gpu;
 pub mod propagate;
+pub mod structure_factor;
 
-pub use crystal::{Atom, Cell, Crystal, Displacement};
+pub use crystal::{parse_cif, Atom, Cell, Crystal, Displacement};
+pub use structure_factor::StructureFactors;
 pub use error::BlochError;

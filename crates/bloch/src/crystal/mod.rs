@@ -1,5 +1,18 @@
 //! Crystals: unit cell, atoms expanded to P1, and the CIF reader that builds them.
 
+mod cell;
+mod cif;
+mod elements;
+mod spacegroups;
+mod symmetry;
+#[cfg(test)]
+mod tests;
+
+pub use cell::Mat3;
+pub use cif::parse_cif;
+pub use elements::{atomic_number, element_symbol};
+pub use symmetry::{expand_to_p1, wrap_unit, SymOp, DUPLICATE_TOLERANCE_FRAC};
+
 /// Unit cell lengths (Å) and angles (degrees), as in CIF `_cell_length_*` / `_cell_angle_*`.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Cell {
