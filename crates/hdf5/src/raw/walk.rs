@@ -45,7 +45,13 @@ pub(super) fn walk_index(sink: &mut TableSink<'_>, address: u64, indexing: Optio
         Some(ChunkIndexing::SingleChunk { filtered_size, filters }) => {
             put_all(sink, vec![chunk_index::single_chunk_entry(address, *filtered_size, *filters, shape.len())])
         }
+        // libhdf5 numbers fixed-array entries and implicit chunks row-major over the chunk grid
+        // at the maximum dimensions (`max_down_chunks`; the first dimension's extent never enters
+        // the strides), hdf5-reader over the current one: they differ when a fixed maximum exceeds
+        // the current size after the first dimension. So the walkers get the shape at the
+        // maximum for numbering, and the slabs stay inside the current grid.
         Some(ChunkIndexing::Implicit) => {
+            let numbered = numbering_shape(shape, ctx.ds.max_dims());
             // The walker checks that the chunks fit in the file per call; per slab that check
             // would pass for a forged total, so it is made once here for the whole grid.
             let (n, chunk_bytes) = (sink.grid.iter().product::<u64>(), u64::from(sink.chunk_bytes));
@@ -55,10 +61,11 @@ pub(super) fn walk_index(sink: &mut TableSink<'_>, address: u64, indexing: Optio
                     st.len()
                 )));
             }
-            by_slabs(sink, |b| chunk_index::collect_implicit_chunk_entries(address, shape, dims, ctx.es, b, st.len()))
+            by_slabs(sink, |b| chunk_index::collect_implicit_chunk_entries(address, &numbered, dims, ctx.es, b, st.len()))
         }
         Some(ChunkIndexing::FixedArray { .. }) => {
-            by_slabs(sink, |b| collect_fixed_array_chunk_entries_storage(st, address, osz, lsz, shape, dims, b))
+            let numbered = numbering_shape(shape, ctx.ds.max_dims());
+            by_slabs(sink, |b| collect_fixed_array_chunk_entries_storage(st, address, osz, lsz, &numbered, dims, b))
         }
         Some(ChunkIndexing::ExtensibleArray { .. }) => by_slabs(sink, |b| {
             collect_extensible_array_chunk_entries_storage(st, address, osz, lsz, shape, ctx.ds.max_dims(), dims, b)
@@ -67,6 +74,20 @@ pub(super) fn walk_index(sink: &mut TableSink<'_>, address: u64, indexing: Optio
             let found = chunk_index::collect_v2_chunk_entries_storage(st, address, osz, lsz, shape.len() as u32, dims, None);
             put_all(sink, found.map_err(|e| ctx.reader_err(e))?)
         }
+    }
+}
+
+/// The shape whose chunk grid numbers a fixed array's or an implicit index's chunks: the maximum
+/// dimensions after the first (where finite and not below the current size), the current first.
+fn numbering_shape(shape: &[u64], max_dims: Option<&[u64]>) -> Vec<u64> {
+    match max_dims {
+        Some(max) if max.len() == shape.len() => shape
+            .iter()
+            .zip(max)
+            .enumerate()
+            .map(|(d, (&s, &m))| if d == 0 || m == u64::MAX { s } else { s.max(m) })
+            .collect(),
+        _ => shape.to_vec(),
     }
 }
 
