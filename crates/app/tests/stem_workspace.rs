@@ -2,41 +2,17 @@
 //! and shows its pattern and BF image; moving a detector (programmatically, by a simulated drag,
 //! by the arrow keys) changes the virtual image, which always equals a brute-force sum of the
 //! example's frames; a scan region shows its mean pattern; DPC finds the example's rotation;
-//! the dev_small fixture opened by path gives the reference BF image exactly; broken inputs
-//! give messages naming the file.
+//! Cancel keeps the frames read. Files (the dev_small reference, broken inputs): stem_files.rs.
 
-mod common;
+mod stem_common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use egui_kittest::kittest::Queryable as _;
-use egui_kittest::Harness;
+use scatterlab_app::landmarks;
 use scatterlab_app::stem::detectors::{Detector, Shape};
 use scatterlab_app::stem::example;
-use scatterlab_app::{landmarks, ScatterlabApp, Workspace};
-use scatterlab_hdf5::values::dataset_numbers;
-use scatterlab_hdf5::{tree, H5File, NodeKind, TreeOptions};
-
-/// The app with the 4D-STEM workspace shown (clicked in the top bar), in a large window.
-fn stem_app() -> Harness<'static, ScatterlabApp> {
-    let mut harness = Harness::builder().with_size(egui::vec2(1800.0, 1400.0)).build_eframe(|cc| ScatterlabApp::new(cc));
-    harness.step();
-    harness.get_by_label("4D-STEM").click();
-    harness.step();
-    assert_eq!(harness.state().workspace, Workspace::Stem);
-    harness
-}
-
-/// Steps until nothing is loading.
-fn settle(harness: &mut Harness<'_, ScatterlabApp>) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    harness.step();
-    while harness.state().stem.is_loading() {
-        assert!(Instant::now() < deadline, "still loading after 60 s");
-        harness.step();
-    }
-    harness.step();
-}
+use stem_common::{disc, settle, stem_app};
 
 /// The closed-disc sum of every example frame, brute force (CONVENTIONS.md: `d ≤ r`).
 fn example_disc_sums(center: [f64; 2], radius: f64) -> Vec<u64> {
@@ -56,13 +32,6 @@ fn example_disc_sums(center: [f64; 2], radius: f64) -> Vec<u64> {
                 .sum()
         })
         .collect()
-}
-
-fn disc(shape: &Shape) -> ([f64; 2], f64) {
-    match *shape {
-        Shape::Disc { center, radius } => (center, radius),
-        ref s => panic!("not a disc: {s:?}"),
-    }
 }
 
 #[test]
@@ -249,74 +218,6 @@ fn dpc_finds_the_examples_rotation_and_phase() {
     harness.get_by_label("auto rotation").click();
     harness.step();
     assert!(harness.state().stem.rotation.is_none());
-}
-
-#[test]
-fn dev_small_bf_equals_the_reference() {
-    let dir = common::fixtures_dir().join("stem");
-    let mut harness = stem_app();
-    settle(&mut harness);
-    let path = dir.join("dev_small_master.h5");
-    harness.get_by_label("STEM file path").click();
-    harness.step();
-    harness.get_by_label("STEM file path").type_text(path.to_str().expect("UTF-8 path"));
-    harness.step();
-    harness.get_by_label("Open").click();
-    harness.step();
-    settle(&mut harness);
-    let stem = &harness.state().stem;
-    assert!(stem.error().is_none(), "{:?}", stem.error());
-    let data = stem.data().expect("open");
-    assert_eq!((data.name.as_str(), data.scan, data.det, data.loaded()), ("dev_small_master.h5", [16, 16], [64, 64], 256));
-    let probe = stem.probe().expect("probe");
-    // params.json references.auto_probe_*.
-    assert!((probe.center[0] - 32.096085409252666).abs() < 1e-9 && (probe.center[1] - 31.551601423487543).abs() < 1e-9, "{probe:?}");
-    assert!((probe.radius - 9.45754080179648).abs() < 1e-9);
-    harness.state_mut().stem.detectors[0] = Detector { name: "BF".into(), shape: Shape::Disc { center: [32.3, 31.6], radius: 9.5 } };
-    harness.state_mut().stem.touch_detectors();
-    harness.step();
-    let f = H5File::open_path(dir.join("dev_small_reference.h5")).expect("reference");
-    let t = tree(&f, &TreeOptions { attrs: false, ..Default::default() });
-    let node = t.nodes.iter().find(|n| n.path.rsplit('/').next() == Some("bf") && matches!(n.kind, NodeKind::Dataset(_))).expect("bf in reference");
-    let want = dataset_numbers(&f, &node.path).expect("bf values");
-    let got: Vec<f64> = harness.state().stem.virtual_image(0).expect("BF").iter().map(|&v| v as f64).collect();
-    assert_eq!(got, want, "BF image = reference bf, exactly");
-    assert_eq!(got.iter().sum::<f64>(), 754651.0, "params.json bf total");
-    let stem = &harness.state().stem;
-    assert!(stem.dpc().is_some_and(|d| d.idpc.is_ok()), "dev_small is calibrated: iDPC shown");
-}
-
-#[test]
-fn broken_inputs_give_messages_naming_the_file() {
-    let src = common::fixtures_dir().join("stem");
-    let dir = common::temp_dir("stem-broken");
-    for f in ["dev_small_master.h5", "dev_small_data_000001.h5", "dev_small_data_000002.h5"] {
-        std::fs::copy(src.join(f), dir.join(f)).expect("copy fixture");
-    }
-    std::fs::write(dir.join("garbage_master.h5"), b"this is not an HDF5 file at all").expect("write");
-    let mut harness = stem_app();
-    settle(&mut harness);
-
-    harness.state_mut().stem.open_path(&dir.join("dev_small_master.h5"));
-    let note = harness.state().stem.notes().join("\n");
-    assert!(note.contains("dev_small_data_000003.h5"), "missing file listed: {note}");
-    settle(&mut harness);
-    let stem = &harness.state().stem;
-    let error = stem.error().expect("reading stops at the missing file");
-    assert!(error.contains("dev_small_data_000003.h5"), "{error}");
-    assert_eq!(stem.data().map(|d| d.loaded()), Some(200), "frames before it stay");
-    assert!(harness.query_all_by_label_contains("dev_small_data_000003.h5").count() >= 2, "note and error shown in the UI");
-
-    for (name, path) in [("garbage_master.h5", dir.join("garbage_master.h5")), ("nowhere_master.h5", dir.join("nowhere_master.h5"))] {
-        harness.state_mut().stem.open_path(&path);
-        settle(&mut harness);
-        let error = harness.state().stem.error().unwrap_or_default().to_owned();
-        assert!(error.contains(name), "{error}");
-        assert_eq!(harness.state().stem.data().map(|d| d.name.clone()).as_deref(), Some("dev_small_master.h5"), "the open acquisition stays");
-    }
-    harness.get_by_label("Example").click();
-    settle(&mut harness);
-    assert!(harness.state().stem.error().is_none(), "a good load clears the error");
 }
 
 #[test]

@@ -34,18 +34,18 @@ impl PixelMap {
     }
 
     /// Screen points per pixel (columns).
-    pub fn scale(&self) -> f32 {
+    pub fn scale(self) -> f32 {
         self.rect.width() / self.shape[1].max(1) as f32
     }
 
     /// Screen position of (row, col).
-    pub fn to_screen(&self, p: [f64; 2]) -> Pos2 {
+    pub fn to_screen(self, p: [f64; 2]) -> Pos2 {
         let sy = self.rect.height() / self.shape[0].max(1) as f32;
         egui::pos2(self.rect.left() + (p[1] as f32 + 0.5) * self.scale(), self.rect.top() + (p[0] as f32 + 0.5) * sy)
     }
 
     /// (row, col) under screen position `pos`.
-    pub fn to_pixel(&self, pos: Pos2) -> [f64; 2] {
+    pub fn to_pixel(self, pos: Pos2) -> [f64; 2] {
         let sy = self.rect.height() / self.shape[0].max(1) as f32;
         [f64::from((pos.y - self.rect.top()) / sy - 0.5), f64::from((pos.x - self.rect.left()) / self.scale() - 0.5)]
     }

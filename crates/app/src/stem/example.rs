@@ -36,7 +36,7 @@ const VOLTAGE_KV: f64 = 300.0;
 const CONVERGENCE_MRAD: f64 = 20.0;
 const STEP_A: f64 = 0.3;
 /// Counts per frame in the undimmed disc.
-const DOSE: f64 = 4000.0;
+const DOSE: f64 = 20000.0;
 /// Phase of one atom, radians, and its Gaussian width in scan steps.
 const ATOM_PHASE: f64 = 0.6;
 const ATOM_SIGMA: f64 = 1.6;

@@ -221,5 +221,9 @@ pub fn scale_bar(painter: &egui::Painter, rect: Rect, cols: usize, per_px: f64, 
     let stroke = egui::Stroke::new(3.0, Color32::WHITE);
     painter.line_segment([egui::pos2(x0, y), egui::pos2(x0 + px, y)], egui::Stroke::new(5.0, Color32::BLACK));
     painter.line_segment([egui::pos2(x0, y), egui::pos2(x0 + px, y)], stroke);
-    painter.text(egui::pos2(x0, y - 4.0), egui::Align2::LEFT_BOTTOM, format!("{} {unit}", fmt(length)), egui::FontId::proportional(12.0), Color32::WHITE);
+    let galley = painter.layout_no_wrap(format!("{} {unit}", fmt(length)), egui::FontId::proportional(12.0), Color32::WHITE);
+    let at = egui::pos2(x0, y - 5.0 - galley.size().y);
+    // A dark backing keeps the label legible on bright images.
+    painter.rect_filled(Rect::from_min_size(at, galley.size()).expand(1.0), 2.0, Color32::from_black_alpha(160));
+    painter.galley(at, galley, Color32::WHITE);
 }
