@@ -183,9 +183,9 @@ mod tests {
         let basis = lab_reciprocal_basis(&direct, &rot).unwrap();
         let lab = mat3_mul(&direct, &mat3_transpose(&rot));
         // a_i · b*_j = δ_ij
-        for i in 0..3 {
-            for j in 0..3 {
-                let dot: f64 = (0..3).map(|k| lab[i][k] * basis[j][k]).sum();
+        for (i, a) in lab.iter().enumerate() {
+            for (j, b_star) in basis.iter().enumerate() {
+                let dot: f64 = (0..3).map(|k| a[k] * b_star[k]).sum();
                 assert!((dot - f64::from(u8::from(i == j))).abs() < 1e-14);
             }
         }

@@ -14,6 +14,7 @@ pub mod geometry;
 pub mod matrix;
 pub mod pattern;
 pub mod rocking;
+pub mod simulate;
 pub mod solve;
 pub mod gpu;
 pub mod propagate;

@@ -7,8 +7,10 @@
 //! scatterlab h5 ls <file.h5> [--attrs] [--json]
 //! scatterlab stem info <master.h5> [--strict]
 //! scatterlab stem reduce <master.h5> [--center ROW,COL] [--bf R] [--adf INNER,OUTER] [--mrad] [--bin K] [--device cpu|gpu] --out <dir>
+//! scatterlab bloch simulate <cases.json> [--solver eigen|expm] [--conventions diffbloch|abtem] [--device cpu|gpu] --out <results.json>
 //! ```
 
+mod bloch_simulate;
 mod gpu_device;
 mod h5_ls;
 mod refl_compute;
@@ -48,6 +50,32 @@ enum Domain {
     Stem {
         #[command(subcommand)]
         command: StemCommand,
+    },
+    /// Bloch-wave electron diffraction.
+    Bloch {
+        #[command(subcommand)]
+        command: BlochCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum BlochCommand {
+    /// Simulate every case of a cases file (the fixture format): beams and intensities per thickness.
+    Simulate {
+        /// Cases file (`crystals` with CIF text, `cases` with energy, orientation, radii, thicknesses).
+        cases: PathBuf,
+        /// Propagator: eigen (non-absorptive cases only) or expm (any case).
+        #[arg(long, value_enum, default_value = "expm")]
+        solver: bloch_simulate::SolverArg,
+        /// Conventions of the structure matrix and amplitudes.
+        #[arg(long, value_enum, default_value = "diffbloch")]
+        conventions: bloch_simulate::ConventionsArg,
+        /// Device: cpu (f64). gpu is not available yet and fails (no fallback).
+        #[arg(long, default_value = "cpu")]
+        device: DeviceKind,
+        /// Where to write the results JSON.
+        #[arg(long)]
+        out: PathBuf,
     },
 }
 
@@ -174,6 +202,9 @@ fn main() -> ExitCode {
         Domain::Stem { command: StemCommand::Info { master, strict } } => stem_info::run(&master, strict),
         Domain::Stem { command: StemCommand::Reduce { master, center, bf, adf, mrad, bin, device, out } } => {
             stem_reduce::run(&stem_reduce::Args { master: &master, center, bf, adf, mrad, bin, device, out: &out })
+        }
+        Domain::Bloch { command: BlochCommand::Simulate { cases, solver, conventions, device, out } } => {
+            bloch_simulate::run(&cases, solver, conventions, device, &out)
         }
     };
     match result {

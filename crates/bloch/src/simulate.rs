@@ -1,0 +1,209 @@
+//! The cases file (the fixture's format) → simulations → the results file.
+//!
+//! Input: `{"crystals": {name: {"cif": text, ...}}, "cases": [{...}]}`. Each case reads only
+//! `id`, `crystal`, `kind` (`static` | `rocking`), `energy_eV`, `orientation`, `g_solve_invA`,
+//! `sg_max_invA`, `thicknesses_A`, `absorption`, optionally `structure_factor_grid_g_max_invA`
+//! (default 2·g_solve + 0.5), and for rocking curves `tilt_angles_deg` (or `tilt_semiangle_deg`
+//! with `n_tilts`) and `coupling` (`per_tilt` default, or `union`). Every other key, notably the
+//! reference `beams`, `intensities` and checks, is skipped unread.
+//! Output: `{"solver", "conventions", "cases": [{"id", "hkl": [[h,k,l], …], "I": [[per beam] per
+//! thickness]}]}`; a case that fails carries `"error"` instead, and the others still run.
+
+use std::collections::BTreeMap;
+
+use num_complex::Complex64;
+use scatterlab_core::InputError;
+use serde::{Deserialize, Serialize};
+
+use crate::beams::{tilt_angles_deg, Hkl, Mat3};
+use crate::matrix::{Conventions, StructureFactorTable};
+use crate::pattern::{Method, Simulation};
+use crate::rocking::{Coupling, Rocking};
+use crate::solve::Solver;
+use crate::{parse_cif, BlochError, Crystal, StructureFactors};
+
+impl StructureFactorTable for StructureFactors {
+    fn hkl_list(&self) -> &[Hkl] {
+        self.hkl()
+    }
+    fn value(&self, hkl: Hkl) -> Option<Complex64> {
+        self.get(hkl)
+    }
+    fn f000(&self) -> Complex64 {
+        StructureFactors::f000(self)
+    }
+}
+
+/// A crystal entry of the cases file: its complete CIF text.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CrystalEntry {
+    /// CIF text (symmetry operators, fractional coordinates, occupancy, U_iso or U_aniso).
+    pub cif: String,
+}
+
+/// Static (one orientation) or rocking (summed over tilts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// One orientation.
+    #[default]
+    Static,
+    /// A rocking curve about lab x.
+    Rocking,
+}
+
+/// One case: only the inputs of the simulation (never the reference results).
+#[derive(Debug, Clone, Deserialize)]
+pub struct CaseInput {
+    /// Case id.
+    pub id: String,
+    /// Key into `crystals`.
+    pub crystal: String,
+    /// Static or rocking.
+    #[serde(default)]
+    pub kind: Kind,
+    /// Beam energy (eV).
+    #[serde(rename = "energy_eV")]
+    pub energy_ev: f64,
+    /// Orientation O (lab = O · crystal Cartesian).
+    pub orientation: Mat3,
+    /// Beam radius (Å⁻¹).
+    #[serde(rename = "g_solve_invA")]
+    pub g_solve_inv_a: f64,
+    /// Excitation-error radius (Å⁻¹).
+    #[serde(rename = "sg_max_invA")]
+    pub sg_max_inv_a: f64,
+    /// Thicknesses (Å).
+    #[serde(rename = "thicknesses_A")]
+    pub thicknesses_a: Vec<f64>,
+    /// Absorptive structure factors (expm only).
+    #[serde(default)]
+    pub absorption: bool,
+    /// Structure-factor grid radius (Å⁻¹); default 2·g_solve + 0.5.
+    #[serde(rename = "structure_factor_grid_g_max_invA", default)]
+    pub grid_g_max_inv_a: Option<f64>,
+    /// Rocking: explicit tilt angles (degrees).
+    #[serde(default)]
+    pub tilt_angles_deg: Option<Vec<f64>>,
+    /// Rocking: semi-angle (degrees) for linspace(−semi, +semi, n_tilts) when no explicit angles.
+    #[serde(default)]
+    pub tilt_semiangle_deg: Option<f64>,
+    /// Rocking: number of tilts with `tilt_semiangle_deg`.
+    #[serde(default)]
+    pub n_tilts: Option<usize>,
+    /// Rocking: per-tilt (default) or union coupling.
+    #[serde(default)]
+    pub coupling: Coupling,
+}
+
+/// The cases file.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CasesFile {
+    /// Crystals by name.
+    pub crystals: BTreeMap<String, CrystalEntry>,
+    /// The cases, in order.
+    pub cases: Vec<CaseInput>,
+}
+
+/// One case's result (or its error).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CaseOutput {
+    /// Case id.
+    pub id: String,
+    /// Beams, sorted by (h, k, l).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hkl: Option<Vec<Hkl>>,
+    /// I[thickness][beam].
+    #[serde(rename = "I", skip_serializing_if = "Option::is_none")]
+    pub intensities: Option<Vec<Vec<f64>>>,
+    /// Why the case failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The results file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResultsFile {
+    /// The solver used.
+    pub solver: Solver,
+    /// The conventions used.
+    pub conventions: Conventions,
+    /// One entry per input case, same order.
+    pub cases: Vec<CaseOutput>,
+}
+
+impl CaseInput {
+    /// The simulation this case describes, for `crystal`.
+    pub fn simulation(&self, crystal: &Crystal) -> Result<Simulation, BlochError> {
+        let rocking = match self.kind {
+            Kind::Static => None,
+            Kind::Rocking => {
+                let angles = match (&self.tilt_angles_deg, self.tilt_semiangle_deg, self.n_tilts) {
+                    (Some(angles), _, _) => angles.clone(),
+                    (None, Some(semi), Some(n)) if n > 0 && semi.is_finite() => tilt_angles_deg(semi, n),
+                    _ => {
+                        return Err(InputError::new(format!("case {:?}", self.id), "a rocking case needs tilt_angles_deg (or tilt_semiangle_deg and n_tilts ≥ 1)").into())
+                    }
+                };
+                Some(Rocking { tilt_angles_deg: angles, coupling: self.coupling })
+            }
+        };
+        Ok(Simulation {
+            name: self.id.clone(),
+            direct: crystal.cell.direct_matrix(),
+            orientation: self.orientation,
+            energy_ev: self.energy_ev,
+            g_solve_inv_a: self.g_solve_inv_a,
+            sg_max_inv_a: self.sg_max_inv_a,
+            thicknesses_a: self.thicknesses_a.clone(),
+            absorption: self.absorption,
+            rocking,
+        })
+    }
+
+    /// The structure-factor grid radius: the given one, else 2·g_solve + 0.5.
+    pub fn grid_radius(&self) -> f64 {
+        self.grid_g_max_inv_a.unwrap_or(2.0 * self.g_solve_inv_a + 0.5)
+    }
+
+    /// Runs the case on `crystal` with `method`.
+    pub fn run(&self, crystal: &Crystal, method: Method) -> Result<(Vec<Hkl>, Vec<Vec<f64>>), BlochError> {
+        if self.absorption && method.solver == Solver::Eigen {
+            return Err(BlochError::Numerical {
+                object: format!("case {:?}", self.id),
+                message: "absorptive case: the structure matrix is not Hermitian, use --solver expm".to_owned(),
+            });
+        }
+        let simulation = self.simulation(crystal)?;
+        let table = StructureFactors::compute(crystal, self.grid_radius(), self.energy_ev, self.absorption)?;
+        let pattern = simulation.run(&table, method)?;
+        Ok((pattern.hkl, pattern.intensities))
+    }
+}
+
+/// Parses a cases file (an error names the file's structural problem).
+pub fn parse_cases(text: &str) -> Result<CasesFile, BlochError> {
+    serde_json::from_str(text).map_err(|e| InputError::new("cases file", e.to_string()).into())
+}
+
+/// Runs every case of `file`; a failing case (unknown crystal, bad CIF, bad input, eigen on an
+/// absorptive case, …) gets its error and the others still run.
+pub fn simulate(file: &CasesFile, method: Method) -> ResultsFile {
+    let mut crystals: BTreeMap<&str, Result<Crystal, BlochError>> = BTreeMap::new();
+    let cases = file
+        .cases
+        .iter()
+        .map(|case| {
+            let crystal = crystals.entry(case.crystal.as_str()).or_insert_with(|| match file.crystals.get(&case.crystal) {
+                Some(entry) => parse_cif(&case.crystal, &entry.cif),
+                None => Err(InputError::new(format!("case {:?}: crystal {:?}", case.id, case.crystal), "not in the file's crystals").into()),
+            });
+            let result = crystal.as_ref().map_err(Clone::clone).and_then(|crystal| case.run(crystal, method));
+            match result {
+                Ok((hkl, intensities)) => CaseOutput { id: case.id.clone(), hkl: Some(hkl), intensities: Some(intensities), error: None },
+                Err(e) => CaseOutput { id: case.id.clone(), hkl: None, intensities: None, error: Some(e.to_string()) },
+            }
+        })
+        .collect();
+    ResultsFile { solver: method.solver, conventions: method.conventions, cases }
+}
