@@ -98,3 +98,32 @@ fn broken_inputs_give_messages_naming_the_file() {
     settle(&mut harness);
     assert!(harness.state().stem.error().is_none(), "a good load clears the error");
 }
+
+/// A dropped file as the desktop integration hands it over (an absolute path).
+#[derive(Debug)]
+struct Dropped(std::path::PathBuf);
+
+impl egui::DroppedFile for Dropped {
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn dropping_an_acquisitions_files_opens_its_master() {
+    let dir = common::fixtures_dir().join("stem");
+    let mut harness = stem_app();
+    settle(&mut harness);
+    let files = ["dev_small_data_000001.h5", "dev_small_master.h5", "dev_small_data_000002.h5"];
+    harness.input_mut().dropped_files = files.iter().map(|f| std::sync::Arc::new(Dropped(dir.join(f))) as egui::DroppedFileHandle).collect();
+    harness.step();
+    settle(&mut harness);
+    let stem = &harness.state().stem;
+    assert!(stem.error().is_none(), "{:?}", stem.error());
+    assert_eq!(stem.data().map(|d| (d.name.as_str(), d.loaded())), Some(("dev_small_master.h5", 256)));
+    assert_eq!(stem.path, dir.join("dev_small_master.h5").display().to_string());
+}

@@ -123,6 +123,8 @@ pub struct StemPanel {
     version: u64,
     fused: Option<FusedResult>,
     snapshot_at: Option<Instant>,
+    /// What the last snapshot cost (products and probe), to space refreshes while loading.
+    snapshot_cost: Duration,
     probe: Option<Probe>,
     images: Option<VirtualImages>,
     region_dp: Option<(ScanRegion, u64, Result<Vec<f64>, String>)>,
@@ -155,6 +157,7 @@ impl Default for StemPanel {
             version: 0,
             fused: None,
             snapshot_at: None,
+            snapshot_cost: Duration::ZERO,
             probe: None,
             images: None,
             region_dp: None,

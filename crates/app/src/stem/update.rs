@@ -13,8 +13,11 @@ use super::loader::{FrameSource, Loader, Pumped};
 use super::resident::Resident;
 use super::{dpc, example, open, StemPanel, VirtualImages};
 
-/// How often the images refresh while frames arrive.
+/// How often the images refresh while frames arrive, at most.
 const REFRESH_EVERY: Duration = Duration::from_millis(120);
+/// Refreshes are spaced by this many times their cost, so that on large scans they take at most
+/// a fifth of the loading time (each one sums every frame loaded so far).
+const REFRESH_SPACING: u32 = 4;
 
 impl StemPanel {
     /// Starts loading the built-in example (replacing what is open).
@@ -66,9 +69,11 @@ impl StemPanel {
             self.started = true;
             self.open_example();
         }
-        if let Some(file) = ctx.input(|i| i.raw.dropped_files.first().cloned()) {
+        let dropped = ctx.input(|i| i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).collect::<Vec<_>>());
+        // Dropping a master with its data files opens the master (its links find the rest).
+        let master = dropped.iter().find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().contains("_master"))).or(dropped.first());
+        if let Some(path) = master.cloned() {
             // Natively the path is absolute: the master's data files are found beside it.
-            let path = file.path().to_path_buf();
             if cfg!(target_arch = "wasm32") {
                 self.error = Some(format!("{}: opening dropped files in the browser comes later; the example stays open", path.display()));
             } else {
@@ -99,7 +104,8 @@ impl StemPanel {
         if done {
             self.loader = None;
         }
-        let due = self.snapshot_at.is_none_or(|t| t.elapsed() >= REFRESH_EVERY);
+        let cost = self.snapshot_cost + self.images.as_ref().map_or(Duration::ZERO, |i| i.elapsed);
+        let due = self.snapshot_at.is_none_or(|t| t.elapsed() >= REFRESH_EVERY.max(cost * REFRESH_SPACING));
         self.refresh(done || due);
     }
 
@@ -109,8 +115,8 @@ impl StemPanel {
         if !now || data.loaded() == 0 {
             return;
         }
+        let t0 = Instant::now();
         let fused = data.products();
-        self.snapshot_at = Some(Instant::now());
         self.version += 1;
         match auto_probe(&fused.mean_dp(), data.det) {
             Ok(p) => {
@@ -124,6 +130,8 @@ impl StemPanel {
             Err(_) => {}
         }
         self.fused = Some(fused);
+        self.snapshot_at = Some(Instant::now());
+        self.snapshot_cost = t0.elapsed();
         if self.loader.is_none() {
             self.com = None;
             self.auto_rotation = None;
