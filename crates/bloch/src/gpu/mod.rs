@@ -3,5 +3,7 @@
 //! compare them with the f64 CPU twins.
 
 mod propagate;
+mod simulate;
 
 pub use propagate::{PropagateGpu, PropagationItem, MAX_GPU_BEAMS};
+pub use simulate::run_gpu;

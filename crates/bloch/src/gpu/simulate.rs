@@ -1,0 +1,102 @@
+//! Simulations on the GPU: the structure matrices are built on the CPU in f64 (beam selection and
+//! F(g) lookups are cheap and branchy), every orientation of a simulation (one, or each tilt of a
+//! rocking curve) is propagated in one batch by [`PropagateGpu`] (f32 Taylor steps), and the
+//! intensities are read out and summed exactly as [`Simulation::run`] does on the CPU.
+
+use std::collections::BTreeMap;
+
+use num_complex::Complex64;
+
+use super::{PropagateGpu, PropagationItem};
+use crate::beams::{tilted_orientations, Cutoff, Hkl};
+use crate::matrix::{Conventions, StructureFactorTable, StructureMatrix};
+use crate::pattern::{Pattern, Simulation};
+use crate::propagate::{norm1, TaylorPlan};
+use crate::rocking::Coupling;
+use crate::solve::check_thicknesses;
+use crate::BlochError;
+
+/// Taylor plan of the f32 kernel: ‖h·A‖₁ ≤ 1 per substep, 12 terms (truncation 1/13! ≈ 2e-10,
+/// below f32 rounding).
+const THETA: f64 = 1.0;
+const TERMS: u32 = 12;
+
+/// One orientation's beams and matrix, reordered so that the incident 000 beam comes first
+/// (the kernel starts from e₀).
+struct Problem {
+    beams: Vec<Hkl>,
+    /// Row-major, in `order`.
+    matrix: Vec<Complex64>,
+    /// `order[p]` = index in `beams` of the row at position p.
+    order: Vec<usize>,
+    /// Read-out factor per beam (abTEM's physical amplitudes: (M_i / M_000)²; else 1).
+    readout: Vec<f64>,
+    /// π / K: the propagation phase per Å.
+    scale: f64,
+}
+
+fn problem(beams: &[Hkl], m: &StructureMatrix) -> Problem {
+    let n = beams.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.swap(0, m.index_000);
+    let mut matrix = Vec::with_capacity(n * n);
+    for &i in &order {
+        for &j in &order {
+            matrix.push(m.a[(i, j)]);
+        }
+    }
+    let m000 = m.mii[m.index_000];
+    let readout = match m.conventions {
+        Conventions::DiffBloch => vec![1.0; n],
+        Conventions::Abtem => m.mii.iter().map(|&mi| (mi / m000).powi(2)).collect(),
+    };
+    Problem { beams: beams.to_vec(), matrix, order, readout, scale: std::f64::consts::PI / m.k }
+}
+
+/// Runs `simulation` on structure factors `table` in `conventions`, propagating on `gpu`.
+pub async fn run_gpu(simulation: &Simulation, table: &dyn StructureFactorTable, conventions: Conventions, gpu: &PropagateGpu) -> Result<Pattern, BlochError> {
+    check_thicknesses(&simulation.thicknesses_a)?;
+    let optics = simulation.optics(table)?;
+    let mut problems = Vec::new();
+    let union = match &simulation.rocking {
+        None => {
+            let hkl = simulation.select_beams(table, &optics, &simulation.orientation, Cutoff::Inclusive)?;
+            let m = simulation.matrix(table, &optics, &simulation.orientation, &hkl, conventions)?;
+            problems.push(problem(&hkl, &m));
+            hkl
+        }
+        Some(rocking) => {
+            let orientations = tilted_orientations(&simulation.orientation, &rocking.tilt_angles_deg);
+            let per_tilt: Vec<Vec<Hkl>> = orientations.iter().map(|o| simulation.select_beams(table, &optics, o, Cutoff::Strict)).collect::<Result<_, _>>()?;
+            let mut union: Vec<Hkl> = per_tilt.iter().flatten().copied().collect();
+            union.sort_unstable();
+            union.dedup();
+            for (o, own) in orientations.iter().zip(&per_tilt) {
+                let beams = match rocking.coupling {
+                    Coupling::PerTilt => own,
+                    Coupling::Union => &union,
+                };
+                let m = simulation.matrix(table, &optics, o, beams, conventions)?;
+                problems.push(problem(beams, &m));
+            }
+            union
+        }
+    };
+    let norm = problems.iter().map(|p| norm1(p.beams.len(), &p.matrix)).fold(0.0, f64::max);
+    let scale = problems.first().map_or(0.0, |p| p.scale);
+    let plan = TaylorPlan::new(norm, scale, &simulation.thicknesses_a, THETA, TERMS)?;
+    let items: Vec<PropagationItem> = problems.iter().map(|p| PropagationItem { n: p.beams.len(), matrix: &p.matrix }).collect();
+    let results = gpu.intensities(&items, &plan).await?;
+    let mut sums: BTreeMap<Hkl, Vec<f64>> = union.iter().map(|&h| (h, vec![0.0; simulation.thicknesses_a.len()])).collect();
+    for (p, per_thickness) in problems.iter().zip(&results) {
+        for (t, row) in per_thickness.iter().enumerate() {
+            for (&beam_index, &value) in p.order.iter().zip(row) {
+                if let Some(sum) = sums.get_mut(&p.beams[beam_index]) {
+                    sum[t] += value * p.readout[beam_index];
+                }
+            }
+        }
+    }
+    let intensities = (0..simulation.thicknesses_a.len()).map(|t| union.iter().map(|h| sums.get(h).map_or(0.0, |s| s[t])).collect()).collect();
+    Ok(Pattern { hkl: union, intensities })
+}
