@@ -22,6 +22,9 @@ use crate::rocking::{Coupling, Rocking};
 use crate::solve::Solver;
 use crate::{parse_cif, BlochError, Crystal, StructureFactors};
 
+/// Most tilts one rocking case may ask for through `n_tilts` (a guard against absurd input).
+pub const MAX_TILTS: usize = 100_000;
+
 impl StructureFactorTable for StructureFactors {
     fn hkl_list(&self) -> &[Hkl] {
         self.hkl()
@@ -140,9 +143,13 @@ impl CaseInput {
             Kind::Rocking => {
                 let angles = match (&self.tilt_angles_deg, self.tilt_semiangle_deg, self.n_tilts) {
                     (Some(angles), _, _) => angles.clone(),
-                    (None, Some(semi), Some(n)) if n > 0 && semi.is_finite() => tilt_angles_deg(semi, n),
+                    (None, Some(semi), Some(n)) if (1..=MAX_TILTS).contains(&n) && semi.is_finite() => tilt_angles_deg(semi, n),
                     _ => {
-                        return Err(InputError::new(format!("case {:?}", self.id), "a rocking case needs tilt_angles_deg (or tilt_semiangle_deg and n_tilts ≥ 1)").into())
+                        return Err(InputError::new(
+                            format!("case {:?}", self.id),
+                            format!("a rocking case needs tilt_angles_deg (or tilt_semiangle_deg and 1 ≤ n_tilts ≤ {MAX_TILTS})"),
+                        )
+                        .into())
                     }
                 };
                 Some(Rocking { tilt_angles_deg: angles, coupling: self.coupling })
@@ -206,4 +213,48 @@ pub fn simulate(file: &CasesFile, method: Method) -> ResultsFile {
         })
         .collect();
     ResultsFile { solver: method.solver, conventions: method.conventions, cases }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CIF: &str = "data_toy\n_cell_length_a 4\n_cell_length_b 4\n_cell_length_c 4\n_cell_angle_alpha 90\n_cell_angle_beta 90\n_cell_angle_gamma 90\nloop_\n_symmetry_equiv_pos_as_xyz\n'x,y,z'\nloop_\n_atom_site_label\n_atom_site_type_symbol\n_atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\n_atom_site_U_iso_or_equiv\nSi1 Si 0 0 0 0.005\n";
+
+    fn case(id: &str, crystal: &str, extra: &str) -> String {
+        format!(
+            r#"{{"id":"{id}","crystal":"{crystal}","energy_eV":200000,"orientation":[[1,0,0],[0,0.9998,-0.02],[0,0.02,0.9998]],
+               "g_solve_invA":0.8,"sg_max_invA":0.05,"thicknesses_A":[100,200]{extra}}}"#
+        )
+    }
+
+    #[test]
+    fn failing_cases_fail_alone_with_named_errors() {
+        let cases = [
+            case("good", "toy", ""),
+            case("missing", "nope", ""),
+            case("rocking-without-tilts", "toy", r#","kind":"rocking""#),
+            case("rocking", "toy", r#","kind":"rocking","tilt_semiangle_deg":0.2,"n_tilts":3"#),
+            case("absorptive", "toy", r#","absorption":true"#),
+        ];
+        let text = format!(r#"{{"crystals":{{"toy":{{"cif":{}}}}},"cases":[{}]}}"#, serde_json::to_string(CIF).unwrap(), cases.join(","));
+        let file = parse_cases(&text).unwrap();
+        let eigen = simulate(&file, Method { solver: Solver::Eigen, conventions: Conventions::DiffBloch });
+        let errors: Vec<Option<&str>> = eigen.cases.iter().map(|c| c.error.as_deref()).collect();
+        assert!(errors[0].is_none() && errors[3].is_none(), "{errors:?}");
+        assert!(errors[1].is_some_and(|e| e.contains("\"nope\"")), "{errors:?}");
+        assert!(errors[2].is_some_and(|e| e.contains("tilt_angles_deg")), "{errors:?}");
+        assert!(errors[4].is_some_and(|e| e.contains("expm")), "{errors:?}");
+        let good = &eigen.cases[0];
+        let (hkl, intensities) = (good.hkl.as_ref().unwrap(), good.intensities.as_ref().unwrap());
+        assert_eq!(intensities.len(), 2);
+        assert!(intensities.iter().all(|row| row.len() == hkl.len() && (row.iter().sum::<f64>() - 1.0).abs() < 1e-12));
+        let expm = simulate(&file, Method::default());
+        assert!(expm.cases[4].error.is_none(), "{:?}", expm.cases[4].error);
+        let json = serde_json::to_value(&expm).unwrap();
+        assert_eq!(json["solver"], "expm");
+        assert_eq!(json["cases"][0]["I"].as_array().unwrap().len(), 2);
+        assert!(json["cases"][1].get("I").is_none() && json["cases"][1]["error"].is_string());
+        assert!(parse_cases("{\"cases\": 3}").is_err());
+    }
 }

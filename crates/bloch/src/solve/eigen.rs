@@ -25,6 +25,12 @@ impl EigenPropagator {
     /// Diagonalises `matrix` once; `object` names it in errors. `initial` is ψ(0) in the
     /// matrix's own (symmetrised) basis.
     pub fn new(matrix: &StructureMatrix, initial: &[Complex64], object: &str) -> Result<Self, BlochError> {
+        if initial.len() != matrix.hkl.len() {
+            return Err(BlochError::Numerical {
+                object: object.to_owned(),
+                message: format!("initial wave has {} entries for {} beams", initial.len(), matrix.hkl.len()),
+            });
+        }
         if !matrix.hermitian {
             return Err(BlochError::Numerical {
                 object: object.to_owned(),

@@ -23,9 +23,10 @@ use crate::BlochError;
 #[serde(rename_all = "lowercase")]
 pub enum Solver {
     /// Hermitian eigendecomposition (non-absorptive only).
-    #[default]
     Eigen,
-    /// Padé-13 scaling-and-squaring matrix exponential (any matrix).
+    /// Padé-13 scaling-and-squaring matrix exponential (any matrix): the default, as in
+    /// diffBloch, because it also handles absorption.
+    #[default]
     Expm,
 }
 
