@@ -6,4 +6,4 @@ mod propagate;
 mod simulate;
 
 pub use propagate::{PropagateGpu, PropagationItem, MAX_GPU_BEAMS};
-pub use simulate::run_gpu;
+pub use simulate::{run_gpu, simulate_gpu};

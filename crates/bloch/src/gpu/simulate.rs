@@ -100,3 +100,26 @@ pub async fn run_gpu(simulation: &Simulation, table: &dyn StructureFactorTable, 
     let intensities = (0..simulation.thicknesses_a.len()).map(|t| union.iter().map(|h| sums.get(h).map_or(0.0, |s| s[t])).collect()).collect();
     Ok(Pattern { hkl: union, intensities })
 }
+
+/// Every case of a cases file on the GPU (as [`crate::simulate::simulate`] on the CPU): a failing
+/// case gets its error and the others still run.
+pub async fn simulate_gpu(file: &crate::simulate::CasesFile, conventions: Conventions, gpu: &PropagateGpu) -> Vec<crate::simulate::CaseOutput> {
+    use crate::simulate::CaseOutput;
+    let mut out = Vec::with_capacity(file.cases.len());
+    for case in &file.cases {
+        let result = async {
+            let entry = file.crystals.get(&case.crystal).ok_or_else(|| {
+                BlochError::from(scatterlab_core::InputError::new(format!("case {:?}: crystal {:?}", case.id, case.crystal), "not in the file's crystals"))
+            })?;
+            let crystal = crate::parse_cif(&case.crystal, &entry.cif)?;
+            let table = crate::StructureFactors::compute(&crystal, case.grid_radius(), case.energy_ev, case.absorption)?;
+            run_gpu(&case.simulation(&crystal)?, &table, conventions, gpu).await
+        }
+        .await;
+        out.push(match result {
+            Ok(p) => CaseOutput { id: case.id.clone(), hkl: Some(p.hkl), intensities: Some(p.intensities), error: None },
+            Err(e) => CaseOutput { id: case.id.clone(), hkl: None, intensities: None, error: Some(e.to_string()) },
+        });
+    }
+    out
+}
