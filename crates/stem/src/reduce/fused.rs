@@ -23,6 +23,8 @@ pub struct FusedPass {
     result: FusedResult,
     prefix: Vec<u64>,
     col_sums: Vec<u64>,
+    /// Whether the sum/max patterns are accumulated (off for [`Self::without_patterns`]).
+    patterns: bool,
     /// Narrow frames: one frame's detector sums.
     det_acc: Vec<u64>,
     /// Narrow (u8/u16) frames: the sum pattern of the last `pending` frames in u32 (exact while
@@ -121,6 +123,7 @@ impl FusedPass {
             prefix: vec![0; det[1] + 1],
             col_sums: vec![0; det[1]],
             det_acc: vec![0; detectors.len()],
+            patterns: true,
             sum32: vec![0; px],
             max16: vec![0; px],
             pending: 0,
@@ -129,6 +132,13 @@ impl FusedPass {
             #[cfg(not(target_arch = "x86_64"))]
             avx2: false,
         })
+    }
+
+    /// The same pass without the sum and max patterns (left zero): the live path of the viewer,
+    /// where only the detector images change when a detector moves.
+    pub fn without_patterns(mut self) -> Self {
+        self.patterns = false;
+        self
     }
 
     /// Detector names, in the order of [`FusedResult::detectors`].
@@ -193,8 +203,10 @@ impl FusedPass {
                 acc += v;
                 self.prefix[c + 1] = acc;
                 self.col_sums[c] += v;
-                sums[c] += v;
-                maxes[c] = maxes[c].max(v);
+                if self.patterns {
+                    sums[c] += v;
+                    maxes[c] = maxes[c].max(v);
+                }
             }
             total += acc;
             row_moment += row as u128 * acc as u128;

@@ -18,7 +18,7 @@ pub struct DetectorImages {
 pub fn detector_images(det: [usize; 2], frames: PixelSlice<'_>, detectors: &[VirtualDetector]) -> Result<DetectorImages, ReduceError> {
     let px = det[0] * det[1];
     let n = frames.len().checked_div(px).unwrap_or(0);
-    let mut pass = FusedPass::new(det, n, detectors)?;
+    let mut pass = FusedPass::new(det, n, detectors)?.without_patterns();
     pass.add(0, frames)?;
     let r = pass.finish();
     Ok(DetectorImages { total: r.total, detectors: r.detectors })

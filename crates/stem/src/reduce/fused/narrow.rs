@@ -54,6 +54,9 @@ impl FusedPass {
         for (i, frame) in frames.chunks_exact(px).enumerate() {
             self.frame_products(first + i, frame);
         }
+        if !self.patterns {
+            return;
+        }
         // The patterns tile by tile across the batch (now in L2), so each tile's accumulators stay
         // in L1 instead of streaming the whole pattern through the cache once per frame.
         for (t, (sums, maxes)) in self.sum32.chunks_mut(TILE).zip(self.max16.chunks_mut(TILE)).enumerate() {
