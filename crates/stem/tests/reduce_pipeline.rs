@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use rand::{Rng, SeedableRng};
 use scatterlab_core::CancelToken;
-use scatterlab_stem::load::{Acquisition, DirFileSet, Hints, PixelData};
+use scatterlab_stem::load::{Acquisition, DirFileSet, Hints, PixelData, PixelSlice};
 use scatterlab_stem::reduce::{reduce, DetectorShape, FusedPass, FusedResult, RadiusUnit, ReduceDevice, ReduceOptions, VirtualDetector};
 
 fn dir() -> PathBuf {
@@ -80,6 +80,41 @@ fn narrow_kernels_equal_the_u32_kernel_on_random_frames() {
         check(det, n, vec![(0, PixelData::U8(u8s[..cut].to_vec())), ((n / 3) as u64, PixelData::U8(u8s[cut..].to_vec()))], &format!("u8 {det:?} seed {seed}"));
         let u16s: Vec<u16> = (0..n * px).map(|_| if rng.gen_bool(0.05) { u16::MAX } else { rng.gen() }).collect();
         check(det, n, vec![(0, PixelData::U16(u16s))], &format!("u16 {det:?} seed {seed}"));
+    }
+}
+
+/// Random annuli (centres inside, on the edge and outside), rectangles and sparse user masks: the
+/// narrow kernel sums them as masks over their bounding boxes, the wide one as row runs.
+#[test]
+fn narrow_masks_equal_the_u32_runs_for_random_detectors() {
+    let seed = std::env::var("SCATTERLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
+    println!("seed {seed}");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    for det in [[96, 96], [37, 53], [5, 300], [130, 7], [300, 5]] {
+        let px = det[0] * det[1];
+        let mut dets = Vec::new();
+        for k in 0..12 {
+            let c = [rng.gen_range(-10.0..det[0] as f64 + 10.0), rng.gen_range(-10.0..det[1] as f64 + 10.0)];
+            let inner = rng.gen_range(0.0..20.0);
+            let outer = if k == 0 { f64::INFINITY } else { inner + rng.gen_range(0.0..60.0) };
+            dets.push(VirtualDetector::annulus(&format!("annulus{k}"), c, inner, outer));
+            let (r0, c0) = (rng.gen_range(0..det[0]), rng.gen_range(0..det[1]));
+            let rect = DetectorShape::Rect { rows: r0..rng.gen_range(r0 + 1..=det[0]), cols: c0..rng.gen_range(c0 + 1..=det[1]) };
+            dets.push(VirtualDetector { name: format!("rect{k}"), shape: rect });
+            let mask = DetectorShape::Mask((0..px).map(|_| rng.gen_bool(0.02)).collect());
+            dets.push(VirtualDetector { name: format!("mask{k}"), shape: mask });
+        }
+        dets.retain(|d| d.runs(det).is_ok()); // those covering no pixel are errors, tested elsewhere
+        assert!(dets.len() > 20, "{det:?}: too few detectors left");
+        let n = 7;
+        let u16s: Vec<u16> = (0..n * px).map(|_| if rng.gen_bool(0.05) { u16::MAX } else { rng.gen() }).collect();
+        let u32s: Vec<u32> = u16s.iter().map(|&v| u32::from(v)).collect();
+        let run = |data: PixelSlice<'_>| {
+            let mut p = FusedPass::new(det, n, &dets).unwrap();
+            p.add(0, data).unwrap();
+            p.finish()
+        };
+        assert_eq!(run(PixelSlice::U16(&u16s)), run(PixelSlice::U32(&u32s)), "{det:?} seed {seed}");
     }
 }
 

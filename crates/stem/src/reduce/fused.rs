@@ -3,6 +3,8 @@
 //! them once per product would multiply it). Integer products are exact (u64; the centre-of-mass
 //! moments in u128), so any split of the frames into batches gives the same result.
 
+mod masks;
+mod moments;
 mod narrow;
 
 use super::{ReduceError, VirtualDetector};
@@ -20,6 +22,8 @@ pub struct FusedPass {
     /// cover; the frame's sum is total − that): a dark-field detector covers most of the
     /// detector, its complement only the inner disc — measured 1.6 µs → 0.4 µs per 96² frame.
     complement: Vec<usize>,
+    /// The same detectors (complements included) as masks, for the narrow kernel.
+    masks: Vec<masks::BoxMask>,
     result: FusedResult,
     prefix: Vec<u64>,
     col_sums: Vec<u64>,
@@ -33,10 +37,8 @@ pub struct FusedPass {
     /// Narrow frames: the max pattern, folded into `result.max_dp` by `finish`.
     max16: Vec<u16>,
     pending: usize,
-    /// Whether the CPU runs the AVX2 build of the narrow kernel (detected once; always false,
-    /// and unread, off x86-64).
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-    avx2: bool,
+    /// Which build of the narrow kernel the CPU runs (detected once).
+    simd: narrow::Simd,
 }
 
 /// Bytes of frames per batch: the batch is read once per frame and once per pattern tile, so it
@@ -87,7 +89,7 @@ impl FusedPass {
             return Err(ReduceError::new("fused pass", format!("needs a non-empty detector and scan (got {det:?}, {n_frames} frames)")));
         }
         let mut runs_by_row = vec![Vec::new(); det[0]];
-        let (mut n_pixels, mut complement) = (Vec::new(), Vec::new());
+        let (mut n_pixels, mut complement, mut masks) = (Vec::new(), Vec::new(), Vec::new());
         for (k, d) in detectors.iter().enumerate() {
             let mut runs = d.runs(det)?;
             n_pixels.push(runs.n_pixels());
@@ -96,6 +98,7 @@ impl FusedPass {
                 runs = outside;
                 complement.push(k);
             }
+            masks.extend(masks::BoxMask::new(k, &runs, det[1]));
             for (r, cols) in runs.runs {
                 if let Some(row) = runs_by_row.get_mut(r) {
                     row.push((k, cols.start, cols.end));
@@ -119,6 +122,7 @@ impl FusedPass {
             n_pixels,
             runs_by_row,
             complement,
+            masks,
             result,
             prefix: vec![0; det[1] + 1],
             col_sums: vec![0; det[1]],
@@ -127,10 +131,7 @@ impl FusedPass {
             sum32: vec![0; px],
             max16: vec![0; px],
             pending: 0,
-            #[cfg(target_arch = "x86_64")]
-            avx2: std::arch::is_x86_feature_detected!("avx2"),
-            #[cfg(not(target_arch = "x86_64"))]
-            avx2: false,
+            simd: narrow::Simd::detect(),
         })
     }
 
