@@ -27,7 +27,7 @@ impl Simd {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::is_x86_feature_detected as has;
-            if false && has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("avx2") {
+            if has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("avx2") {
                 return Simd::Avx512;
             }
             if has!("avx2") {
