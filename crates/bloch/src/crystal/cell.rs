@@ -152,9 +152,16 @@ impl Atom {
     /// Equivalent isotropic B = 8π²·⟨diag U_cart⟩ (Å²), U_cart = B⁻¹ U* B⁻ᵀ (diffBloch
     /// `equivalent_isotropic_b`, the key of the absorptive form factors).
     pub fn b_iso_equivalent(&self, cell: &Cell) -> f64 {
-        let u_star = self.displacement.u_star(cell);
-        let Some(b_inv) = inverse(&cell.reciprocal_matrix()) else { return f64::NAN };
-        let u_cart = congruence(&b_inv, &u_star, &b_inv);
+        cell.b_iso_of_u_star(&self.displacement.u_star(cell))
+    }
+}
+
+impl Cell {
+    /// 8π²·⟨diag U_cart⟩ of a fractional-frame tensor U* (linear in U*, so it also maps a
+    /// tensor direction to the derivative of B_iso along it).
+    pub(crate) fn b_iso_of_u_star(&self, u_star: &Mat3) -> f64 {
+        let Some(b_inv) = inverse(&self.reciprocal_matrix()) else { return f64::NAN };
+        let u_cart = congruence(&b_inv, u_star, &b_inv);
         8.0 * std::f64::consts::PI.powi(2) * ((u_cart[0][0] + u_cart[1][1] + u_cart[2][2]) / 3.0)
     }
 }

@@ -3,13 +3,16 @@
 mod cell;
 mod cif;
 mod elements;
+mod sites;
 mod spacegroups;
 mod symmetry;
 #[cfg(test)]
 mod tests;
 
 pub use cell::Mat3;
-pub use cif::parse_cif;
+pub(crate) use cell::{aniso_matrix, congruence};
+pub use cif::{parse_cif, parse_cif_asymmetric};
+pub use sites::{AsymmetricUnit, ImageOf};
 pub use elements::{atomic_number, element_symbol};
 pub use symmetry::{expand_to_p1, wrap_unit, SymOp, DUPLICATE_TOLERANCE_FRAC};
 

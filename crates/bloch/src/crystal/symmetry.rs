@@ -114,7 +114,7 @@ pub fn wrap_unit(x: f64) -> f64 {
 }
 
 /// Whether two fractional positions coincide modulo lattice translations.
-fn coincide(a: [f64; 3], b: [f64; 3]) -> bool {
+pub(crate) fn coincide(a: [f64; 3], b: [f64; 3]) -> bool {
     (0..3).all(|i| {
         let d = a[i] - b[i];
         (d - d.round()).abs() < DUPLICATE_TOLERANCE_FRAC
@@ -123,7 +123,7 @@ fn coincide(a: [f64; 3], b: [f64; 3]) -> bool {
 
 /// Transforms CIF U_ij by R: U*' = R U* Rᵀ in the fractional frame (U* = D U_cif D,
 /// D = diag(|a*|, |b*|, |c*|)), returned in CIF order again.
-fn rotate_aniso(u: [f64; 6], rotation: &Mat3, d: [f64; 3]) -> [f64; 6] {
+pub(crate) fn rotate_aniso(u: [f64; 6], rotation: &Mat3, d: [f64; 3]) -> [f64; 6] {
     let m = aniso_matrix(u);
     let mut star = [[0.0; 3]; 3];
     for i in 0..3 {
@@ -145,20 +145,26 @@ fn rotate_aniso(u: [f64; 6], rotation: &Mat3, d: [f64; 3]) -> [f64; 6] {
 /// expansion), wraps into [0, 1) and drops images that coincide with an earlier image of the
 /// same site. Distinct sites on one position (mixed occupancy) are all kept.
 pub fn expand_to_p1(sites: &[Atom], ops: &[SymOp], cell: &Cell) -> Vec<Atom> {
+    expand_with_images(sites, ops, cell).into_iter().map(|(atom, _, _)| atom).collect()
+}
+
+/// [`expand_to_p1`] with, per P1 atom, the index of its site and the operator that made it
+/// (the site map the gradients need: ∂r_j/∂x_site = R_j).
+pub(crate) fn expand_with_images(sites: &[Atom], ops: &[SymOp], cell: &Cell) -> Vec<(Atom, usize, SymOp)> {
     let d = cell.reciprocal_lengths();
-    let mut atoms = Vec::with_capacity(sites.len() * ops.len());
-    for site in sites {
+    let mut atoms: Vec<(Atom, usize, SymOp)> = Vec::with_capacity(sites.len() * ops.len());
+    for (index, site) in sites.iter().enumerate() {
         let first = atoms.len();
         for op in ops {
             let frac = op.apply(site.frac).map(wrap_unit);
-            if atoms[first..].iter().any(|a: &Atom| coincide(a.frac, frac)) {
+            if atoms[first..].iter().any(|(a, _, _)| coincide(a.frac, frac)) {
                 continue;
             }
             let displacement = match site.displacement {
                 Displacement::Iso(u) => Displacement::Iso(u),
                 Displacement::Aniso(u) => Displacement::Aniso(rotate_aniso(u, &op.rotation, d)),
             };
-            atoms.push(Atom { frac, displacement, ..site.clone() });
+            atoms.push((Atom { frac, displacement, ..site.clone() }, index, *op));
         }
     }
     atoms

@@ -13,6 +13,7 @@ use document::{parse_document, Block, Loop, Value};
 use super::elements::{atomic_number, atomic_number_strict};
 use super::spacegroups::{operators_for_number, operators_for_symbol, tabulated_symbols};
 use super::symmetry::{expand_to_p1, SymOp};
+use super::sites::AsymmetricUnit;
 use super::{Atom, Cell, Crystal, Displacement};
 use crate::BlochError;
 
@@ -218,6 +219,15 @@ fn read_sites(block: &Block, errors: &Errors) -> Result<Vec<Atom>, BlochError> {
 /// in the result (the data block's name when `name` is empty), and picks the block when
 /// several carry atom sites.
 pub fn parse_cif(name: &str, text: &str) -> Result<Crystal, BlochError> {
+    let asymmetric = parse_cif_asymmetric(name, text)?;
+    let atoms = expand_to_p1(&asymmetric.sites, &asymmetric.ops, &asymmetric.cell);
+    Ok(Crystal { name: asymmetric.name, cell: asymmetric.cell, atoms })
+}
+
+/// Parses CIF `text` into its asymmetric unit (cell, sites as written, symmetry operators),
+/// before expansion; [`AsymmetricUnit::expand`] gives the same P1 atoms as [`parse_cif`].
+/// `name` is used as in [`parse_cif`].
+pub fn parse_cif_asymmetric(name: &str, text: &str) -> Result<AsymmetricUnit, BlochError> {
     let errors = Errors { crystal: name };
     let blocks = parse_document(text).map_err(|(line, tag, message)| errors.at(line, &tag, message))?;
     let block = select_block(&blocks, name, &errors)?;
@@ -226,6 +236,5 @@ pub fn parse_cif(name: &str, text: &str) -> Result<Crystal, BlochError> {
     let cell = read_cell(block, &errors)?;
     let ops = read_symops(block, &errors)?;
     let sites = read_sites(block, &errors)?;
-    let atoms = expand_to_p1(&sites, &ops, &cell);
-    Ok(Crystal { name: crystal_name, cell, atoms })
+    Ok(AsymmetricUnit { name: crystal_name, cell, sites, ops })
 }
