@@ -57,5 +57,16 @@ if [ -f dist/pkg/scatterlab_web.js ]; then
 fi
 # The 4D-STEM fused pass (dev_medium in memory) vs the plain-sum bandwidth, the GPU twin, numpy and py4DSTEM (goal >= 70 %).
 cargo run --release -q -p scatterlab-benches --bin stem_reduce_bench || echo "bench: STEM reduce benchmark failed"
+# Bloch waves vs diffBloch (quartz rotation, borane-sized frame; one thread; goal >= 5x): diffBloch in its own Python >= 3.12 venv.
+dbvenv="$HOME/.cache/scatterlab/diffbloch-venv"
+if [ ! -x "$dbvenv/bin/python" ]; then
+  py=$(command -v python3.12 2>/dev/null || ls /root/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | head -1 || true)
+  if [ -n "${py:-}" ] && "$py" -m venv "$dbvenv" && "$dbvenv/bin/pip" install -q diffbloch; then
+    echo "bench: diffBloch installed in $dbvenv"
+  else
+    echo "bench: diffBloch not installed; its column is skipped"; rm -rf "$dbvenv"
+  fi
+fi
+SCATTERLAB_DIFFBLOCH_PYTHON="$dbvenv/bin/python" cargo run --release -q -p scatterlab-benches --bin bloch_bench || echo "bench: Bloch benchmark failed"
 # Fitting the fixture task: our DE + LM (CPU, GPU) vs refnx's DE with refloxide's model (about a minute).
 cargo run --release -q -p scatterlab-benches --bin refl_fit_bench || echo "bench: fit benchmark failed"

@@ -89,7 +89,21 @@ impl Optics {
         if !modulus.is_finite() {
             return Err(InputError::new("F(000)", format!("must be finite (got {f000})")).into());
         }
-        let u0_a2 = modulus * prefactor;
+        Self::from_parts(energy_ev, wavelength_a, sigma_per_v_a, prefactor, modulus * prefactor)
+    }
+
+    /// The constants for `energy_ev` with a given mean-inner-potential term U0 (Å⁻²), e.g. the
+    /// `u0` a diffBloch plan froze from its start model (`_mean_inner_potential`), so that K_n and
+    /// the excitation errors are those of that plan rather than of the current structure.
+    pub fn with_u0(energy_ev: f64, u0_a2: f64) -> Result<Self, BlochError> {
+        if !u0_a2.is_finite() {
+            return Err(InputError::new("mean inner potential U0", format!("must be finite (got {u0_a2})")).into());
+        }
+        Self::from_parts(energy_ev, wavelength_a(energy_ev)?, sigma_per_v_a(energy_ev)?, prefactor(energy_ev)?, u0_a2)
+    }
+
+    /// K_n = sqrt(1/λ² + U0) from the energy-derived constants (checked by the callers).
+    fn from_parts(energy_ev: f64, wavelength_a: f64, sigma_per_v_a: f64, prefactor: f64, u0_a2: f64) -> Result<Self, BlochError> {
         let k0 = 1.0 / wavelength_a;
         let radicand = k0 * k0 + u0_a2;
         if radicand <= 0.0 {
@@ -133,5 +147,17 @@ mod tests {
         assert!((absorptive.u0_a2 / plain.u0_a2 - 0.5 / 0.3).abs() < 1e-14);
         let k0 = plain.k_vacuum_inv_a();
         assert!((plain.k_n_inv_a - (k0 * k0 + plain.u0_a2).sqrt()).abs() == 0.0);
+    }
+
+    #[test]
+    fn with_u0_equals_new_bit_for_bit_and_checks_u0() {
+        let from_f000 = Optics::new(200e3, Complex64::new(0.3, 0.4)).unwrap();
+        assert_eq!(Optics::with_u0(200e3, from_f000.u0_a2).unwrap(), from_f000);
+        let frozen = Optics::with_u0(200e3, 0.116).unwrap();
+        assert_eq!(frozen.u0_a2, 0.116);
+        assert_eq!(frozen.prefactor, from_f000.prefactor);
+        assert!(Optics::with_u0(200e3, f64::NAN).is_err());
+        assert!(Optics::with_u0(-1.0, 0.1).is_err());
+        assert!(Optics::with_u0(200e3, -1e6).is_err(), "1/λ² + U0 ≤ 0");
     }
 }

@@ -10,6 +10,7 @@
 pub mod beams;
 pub mod crystal;
 pub mod error;
+pub mod frame;
 pub mod geometry;
 pub mod matrix;
 pub mod pattern;
