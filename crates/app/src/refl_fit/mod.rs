@@ -20,7 +20,7 @@ mod settings;
 mod stages;
 mod update;
 #[cfg(target_arch = "wasm32")]
-mod web_io;
+pub(crate) mod web_io;
 #[cfg(target_arch = "wasm32")]
 mod worker_fit;
 pub mod worker_protocol;

@@ -8,9 +8,11 @@
 //! few batches per UI frame, [`loader`]) so the same code runs in the browser. Phase 1 computes
 //! on the CPU; the frame time of the last virtual-image update is shown with the device.
 
+pub mod browse;
 pub mod detectors;
 pub mod dpc;
 pub mod example;
+pub mod export;
 pub mod loader;
 pub mod open;
 pub mod resident;
@@ -42,6 +44,16 @@ pub enum DpSource {
     Max,
     /// Mean over the selected scan region.
     Selection,
+}
+
+/// Which page of the workspace is shown.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Page {
+    /// Pattern, detectors, virtual images, DPC.
+    #[default]
+    Workspace,
+    /// The HDF5 tree, inspector and quick views.
+    Browse,
 }
 
 /// Display settings of the workspace's scalar images.
@@ -113,6 +125,14 @@ pub struct StemPanel {
     pub displays: Displays,
     /// Time each UI frame may spend reading frames (at least one batch is read per frame).
     pub load_budget: Duration,
+    /// The page shown.
+    pub page: Page,
+    /// The file browser.
+    pub browser: browse::Browser,
+    /// Export settings and the last result.
+    pub export: export::ExportState,
+    /// The path the open acquisition came from (none for the example).
+    source_path: Option<std::path::PathBuf>,
     data: Option<Resident>,
     loader: Option<Loader>,
     error: Option<String>,
@@ -148,6 +168,10 @@ impl Default for StemPanel {
             rotation: None,
             displays: Displays::default(),
             load_budget: Duration::from_millis(12),
+            page: Page::Workspace,
+            browser: browse::Browser::default(),
+            export: export::ExportState::default(),
+            source_path: None,
             data: None,
             loader: None,
             error: None,

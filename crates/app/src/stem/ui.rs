@@ -10,7 +10,7 @@ use super::controls::display_controls;
 use super::dp_view::PixelMap;
 use super::resident::ScanRegion;
 use super::view::scale_bar;
-use super::{dpc, DpSource, StemPanel};
+use super::{dpc, DpSource, Page, StemPanel};
 
 /// Width of each image, points.
 const IMAGE: f32 = 300.0;
@@ -28,6 +28,16 @@ impl StemPanel {
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         self.update(ui.ctx());
         self.open_bar(ui);
+        ui.horizontal(|ui| {
+            ui.selectable_value(&mut self.page, Page::Workspace, "Workspace");
+            ui.selectable_value(&mut self.page, Page::Browse, "Browse").on_hover_text("The HDF5 tree, metadata and quick views of any dataset");
+        });
+        self.export_ui(ui);
+        if self.page == Page::Browse {
+            self.browser.sync(self.data.as_ref(), self.source_path.as_deref());
+            egui::ScrollArea::both().id_salt("stem_browse_scroll").show(ui, |ui| self.browser.ui(ui, self.data.as_ref()));
+            return;
+        }
         egui::ScrollArea::both().id_salt("stem_scroll").show(ui, |ui| {
             ui.horizontal_top(|ui| {
                 ui.group(|ui| ui.vertical(|ui| {

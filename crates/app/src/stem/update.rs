@@ -33,14 +33,18 @@ impl StemPanel {
     pub fn open_path(&mut self, path: &Path) {
         self.started = true;
         match open::open_path(path) {
-            Ok(o) => self.start(o.resident, Box::new(o.source), o.notes),
+            Ok(o) => {
+                self.start(o.resident, Box::new(o.source), o.notes);
+                self.source_path = Some(path.to_path_buf());
+            }
             Err(e) => self.error = Some(e),
         }
     }
 
     fn start(&mut self, resident: Resident, source: Box<dyn FrameSource>, notes: Vec<String>) {
-        let keep = (std::mem::take(&mut self.path), self.displays.clone(), self.load_budget);
-        *self = StemPanel { path: keep.0, displays: keep.1, load_budget: keep.2, started: true, notes, ..StemPanel::default() };
+        let keep = (std::mem::take(&mut self.path), self.displays.clone(), self.load_budget, self.page, std::mem::take(&mut self.browser));
+        let export = self.export.settings();
+        *self = StemPanel { path: keep.0, displays: keep.1, load_budget: keep.2, page: keep.3, browser: keep.4, export, started: true, notes, ..StemPanel::default() };
         self.data = Some(resident);
         self.loader = Some(Loader::new(source));
     }

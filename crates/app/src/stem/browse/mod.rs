@@ -1,0 +1,222 @@
+//! Browsing what is open: the HDF5 tree of each file (the master, the data files its external
+//! links reach, or a single file) with a metadata inspector (shape, type, chunks, filters,
+//! attributes), plus the frames in memory as one 4-D dataset (the built-in example has no
+//! file), and quick views of any dataset: a line for 1-D, a heatmap for 2-D and up with a slider
+//! per other dimension ([`slice::Mapping`]). Only the slice on display is read.
+//!
+//! The trees come from `scatterlab_hdf5::tree` (errors caught per object and shown next to it);
+//! values from hdf5-reader's hyperslab reads with our filters.
+
+pub mod slice;
+mod ui;
+
+use std::path::{Path, PathBuf};
+
+use scatterlab_hdf5::tree::{DatasetInfo, StorageLayout};
+use scatterlab_hdf5::links::GroupStorage;
+use scatterlab_hdf5::{tree, H5File, Node, NodeKind, Tree, TreeOptions};
+use scatterlab_stem::load::PixelSlice;
+
+use super::resident::Resident;
+use super::view::{Display, ImageView, Transform};
+use slice::{Mapping, Slice2};
+
+/// The path of the in-memory frames in their pseudo-file.
+pub const FRAMES_PATH: &str = "/frames";
+
+/// Where a listed file's values come from.
+enum Source {
+    /// An HDF5 file.
+    H5(H5File),
+    /// The acquisition's frames in memory.
+    Memory,
+}
+
+/// One listed file and its tree.
+pub struct BrowseFile {
+    /// The tree (an error node at `/` when the file could not be opened).
+    pub tree: Tree,
+    source: Option<Source>,
+}
+
+/// The browser's state.
+pub struct Browser {
+    /// The listed files: the frames in memory first, then the opened HDF5 files.
+    pub files: Vec<BrowseFile>,
+    /// The selected node: (file index, path).
+    pub selected: Option<(usize, String)>,
+    /// The quick view's dimension mapping (for the selected dataset).
+    pub mapping: Option<Mapping>,
+    /// The quick view's heatmap display.
+    pub display: Display,
+    /// What the files were listed for (acquisition name and path).
+    origin: Option<(String, Option<PathBuf>)>,
+    /// The slice on display and what it was read for.
+    view: Option<(ViewKey, Result<Slice2, String>)>,
+    image: ImageView,
+}
+
+/// What a quick view was read for (file, path, mapping, frames loaded).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct ViewKey(usize, String, Mapping, usize);
+
+impl Default for Browser {
+    fn default() -> Self {
+        use scatterlab_stem::reduce::colormap::Colormap;
+        Self { files: Vec::new(), selected: None, mapping: None, display: Display::new(Colormap::Viridis, Transform::Linear), origin: None, view: None, image: ImageView::default() }
+    }
+}
+
+impl Browser {
+    /// Lists the files of what is open (rebuilt when another acquisition opens; the in-memory
+    /// frames' node follows the load).
+    pub fn sync(&mut self, data: Option<&Resident>, path: Option<&Path>) {
+        let Some(data) = data else {
+            self.files.clear();
+            self.origin = None;
+            return;
+        };
+        let origin = (data.name.clone(), path.map(Path::to_path_buf));
+        if self.origin.as_ref() != Some(&origin) {
+            self.files = vec![BrowseFile { tree: memory_tree(data), source: Some(Source::Memory) }];
+            if let Some(p) = path {
+                self.files.extend(open_files(p));
+            }
+            self.selected = None;
+            self.mapping = None;
+            self.view = None;
+            self.origin = Some(origin);
+        } else if let Some(f) = self.files.first_mut() {
+            f.tree = memory_tree(data);
+        }
+    }
+
+    /// The node at `path` of file `file`.
+    pub fn node(&self, file: usize, path: &str) -> Option<&Node> {
+        self.files.get(file)?.tree.get(path)
+    }
+
+    /// Where the selected node leads: itself, or an external link's target when that file is
+    /// listed. Returns (file index, path, node).
+    pub fn target(&self) -> Option<(usize, String, &Node)> {
+        let (f, path) = self.selected.as_ref()?;
+        let node = self.node(*f, path)?;
+        if let NodeKind::ExternalLink { file, path: target, .. } = &node.kind {
+            let i = self.files.iter().position(|b| b.tree.file == *file)?;
+            return self.node(i, target).map(|n| (i, target.clone(), n));
+        }
+        Some((*f, path.clone(), node))
+    }
+
+    /// Selects `path` of file `file` (an external link shows its target) and maps its view.
+    pub fn select(&mut self, file: usize, path: &str) {
+        self.selected = Some((file, path.to_owned()));
+        self.mapping = match self.target().map(|t| &t.2.kind) {
+            Some(NodeKind::Dataset(d)) if !d.shape.is_empty() => Some(Mapping::new(&d.shape)),
+            _ => None,
+        };
+    }
+
+    /// The quick view's slice (reading it if the selection, mapping or loaded frames changed),
+    /// or why there is none.
+    pub fn view(&mut self, data: Option<&Resident>) -> Option<&Result<Slice2, String>> {
+        let mapping = self.mapping.clone()?;
+        let (file, path, _) = self.target()?;
+        let loaded = data.map_or(0, Resident::loaded);
+        let key = ViewKey(file, path.clone(), mapping.clone(), loaded);
+        if self.view.as_ref().is_none_or(|v| v.0 != key) {
+            let result = match self.files.get(file).and_then(|f| f.source.as_ref()) {
+                Some(Source::H5(h5)) => slice::read_h5(h5, &path, &mapping).map_err(|e| e.to_string()),
+                Some(Source::Memory) => match data {
+                    Some(d) => {
+                        let frames = d.frames();
+                        slice::read_flat(&path, &mapping, |i| frames.get(i).map(|v| v as f64)).map_err(|e| e.to_string())
+                    }
+                    None => Err("nothing in memory".to_owned()),
+                },
+                None => Err("the file is not open".to_owned()),
+            };
+            self.view = Some((key, result));
+        }
+        self.view.as_ref().map(|v| &v.1)
+    }
+}
+
+/// The element type's name of `frames`.
+fn kind_name(frames: &PixelSlice<'_>) -> &'static str {
+    match frames {
+        PixelSlice::U8(_) => "u8",
+        PixelSlice::U16(_) => "u16",
+        PixelSlice::U32(_) => "u32",
+        PixelSlice::U64(_) => "u64",
+    }
+}
+
+/// The frames in memory as a one-dataset tree: `/frames` of shape (scan rows, scan cols,
+/// detector rows, detector cols).
+fn memory_tree(data: &Resident) -> Tree {
+    let frames = data.frames();
+    let dtype = kind_name(&frames).to_owned();
+    let element_size = match frames {
+        PixelSlice::U8(_) => 1,
+        PixelSlice::U16(_) => 2,
+        PixelSlice::U32(_) => 4,
+        PixelSlice::U64(_) => 8,
+    };
+    let shape = vec![data.scan[0] as u64, data.scan[1] as u64, data.det[0] as u64, data.det[1] as u64];
+    let bytes = shape.iter().product::<u64>() * element_size as u64;
+    let attr = |name: &str, value: String| scatterlab_hdf5::tree::AttrInfo { name: name.into(), dtype: "u64".into(), shape: Vec::new(), value };
+    let info = DatasetInfo { shape, max_shape: None, dtype, element_size, layout: StorageLayout::Contiguous { bytes }, filters: Vec::new(), unsupported: None };
+    Tree {
+        file: format!("{} (in memory)", data.name),
+        superblock_version: 0,
+        nodes: vec![
+            Node { path: "/".into(), kind: NodeKind::Group { storage: GroupStorage::Compact }, attrs: Vec::new() },
+            Node {
+                path: FRAMES_PATH.into(),
+                kind: NodeKind::Dataset(info),
+                attrs: vec![attr("frames_loaded", data.loaded().to_string()), attr("masked_pixels", data.n_masked.to_string())],
+            },
+        ],
+    }
+}
+
+/// A tree that only says why a file could not be listed.
+fn error_tree(name: &str, message: String) -> Tree {
+    Tree { file: name.to_owned(), superblock_version: 0, nodes: vec![Node { path: "/".into(), kind: NodeKind::Error { message }, attrs: Vec::new() }] }
+}
+
+/// Opens `path` and the files its external links name (beside it), each with its tree.
+fn open_files(path: &Path) -> Vec<BrowseFile> {
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let mut out = Vec::new();
+    let master = match H5File::open_path(path) {
+        Ok(f) => f,
+        Err(e) => return vec![BrowseFile { tree: error_tree(&name, e.to_string()), source: None }],
+    };
+    let mut t = tree(&master, &TreeOptions::default());
+    // Link targets are relative names in the master's folder (the Dectris layout).
+    let local = |f: &str| dir.join(Path::new(f).file_name().unwrap_or_default());
+    t.resolve_external(|f| local(f).is_file());
+    let mut linked: Vec<String> = Vec::new();
+    for n in &t.nodes {
+        if let NodeKind::ExternalLink { file, resolved: Some(true), .. } = &n.kind {
+            if !linked.contains(file) && *file != name {
+                linked.push(file.clone());
+            }
+        }
+    }
+    out.push(BrowseFile { tree: t, source: Some(Source::H5(master)) });
+    for file in linked {
+        match H5File::open_path(local(&file)) {
+            Ok(h5) => {
+                let mut t = tree(&h5, &TreeOptions::default());
+                t.file = file;
+                out.push(BrowseFile { tree: t, source: Some(Source::H5(h5)) });
+            }
+            Err(e) => out.push(BrowseFile { tree: error_tree(&file, e.to_string()), source: None }),
+        }
+    }
+    out
+}

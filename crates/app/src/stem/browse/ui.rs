@@ -1,0 +1,219 @@
+//! The browser's layout: the trees on the left (one entry per object, indented by depth, with
+//! shape and type; errors in the error colour next to their object), the inspector and the
+//! quick view (dimension mapper, then a line or a heatmap with display controls) on the right.
+
+use egui_plot::{Line, Plot, PlotPoints};
+use scatterlab_hdf5::tree::{DatasetInfo, StorageLayout};
+use scatterlab_hdf5::{Node, NodeKind};
+
+use super::slice::Mapping;
+use super::Browser;
+use crate::stem::controls::display_controls;
+use crate::stem::resident::Resident;
+
+/// Width of the tree column, points.
+const TREE: f32 = 560.0;
+/// Width of the quick view, points.
+const VIEW: f32 = 420.0;
+
+/// `a × b × c` (or `scalar`).
+pub fn dims(shape: &[u64]) -> String {
+    if shape.is_empty() {
+        "scalar".to_owned()
+    } else {
+        shape.iter().map(ToString::to_string).collect::<Vec<_>>().join(" × ")
+    }
+}
+
+/// The one-line summary of a node in the tree (its label, which tests query).
+pub fn summary(node: &Node) -> String {
+    let name = node.path.rsplit('/').next().filter(|n| !n.is_empty()).unwrap_or("/");
+    match &node.kind {
+        NodeKind::Group { .. } => format!("{name}/"),
+        NodeKind::Dataset(d) => format!("{name}  {} {}", dims(&d.shape), d.dtype),
+        NodeKind::ExternalLink { file, path, resolved } => {
+            let missing = if *resolved == Some(false) { " (missing)" } else { "" };
+            format!("{name}  → {file}:{path}{missing}")
+        }
+        NodeKind::SoftLink { target } => format!("{name}  → {target}"),
+        NodeKind::HardLink { target } => format!("{name}  = {target}"),
+        NodeKind::Other { what } => format!("{name}  ({what})"),
+        NodeKind::Error { message } => format!("{name}  error: {message}"),
+    }
+}
+
+impl Browser {
+    /// Draws the browser for what is open (`data`: the frames in memory).
+    pub fn ui(&mut self, ui: &mut egui::Ui, data: Option<&Resident>) {
+        if self.files.is_empty() {
+            ui.weak("nothing open");
+            return;
+        }
+        ui.horizontal_top(|ui| {
+            ui.group(|ui| ui.vertical(|ui| {
+                ui.set_width(TREE);
+                egui::ScrollArea::vertical().id_salt("stem browse tree").max_height(900.0).show(ui, |ui| self.tree_ui(ui));
+            }));
+            ui.group(|ui| ui.vertical(|ui| {
+                ui.set_width(VIEW + 40.0);
+                self.inspector_ui(ui);
+                ui.separator();
+                self.quick_view_ui(ui, data);
+            }));
+        });
+    }
+
+    fn tree_ui(&mut self, ui: &mut egui::Ui) {
+        let mut clicked = None;
+        for (i, f) in self.files.iter().enumerate() {
+            ui.strong(&f.tree.file);
+            for node in &f.tree.nodes {
+                let depth = node.path.matches('/').count().saturating_sub(usize::from(node.path == "/"));
+                let selected = self.selected.as_ref().is_some_and(|(fi, p)| *fi == i && *p == node.path);
+                ui.horizontal(|ui| {
+                    ui.add_space(12.0 * depth as f32);
+                    let text = summary(node);
+                    let text = match node.kind {
+                        NodeKind::Error { .. } => egui::RichText::new(text).color(ui.visuals().error_fg_color),
+                        NodeKind::Dataset(DatasetInfo { unsupported: Some(_), .. }) => egui::RichText::new(text).color(ui.visuals().warn_fg_color),
+                        _ => egui::RichText::new(text),
+                    };
+                    if ui.selectable_label(selected, text).clicked() {
+                        clicked = Some((i, node.path.clone()));
+                    }
+                });
+            }
+            ui.add_space(6.0);
+        }
+        if let Some((i, p)) = clicked {
+            self.select(i, &p);
+        }
+    }
+
+    fn inspector_ui(&self, ui: &mut egui::Ui) {
+        let Some((f, path)) = &self.selected else {
+            ui.weak("select an object to inspect it");
+            return;
+        };
+        let file = self.files.get(*f).map_or("", |b| b.tree.file.as_str());
+        ui.strong(format!("{file}:{path}"));
+        let Some((tf, tpath, node)) = self.target() else {
+            ui.colored_label(ui.visuals().error_fg_color, "the link's target file is not open");
+            return;
+        };
+        if (tf, tpath.as_str()) != (*f, path.as_str()) {
+            ui.label(format!("external link to {}:{tpath}", self.files.get(tf).map_or("", |b| b.tree.file.as_str())));
+        }
+        egui::Grid::new("stem browse inspector").num_columns(2).striped(true).show(ui, |ui| {
+            let mut row = |k: &str, v: String| {
+                ui.label(k);
+                ui.label(v);
+                ui.end_row();
+            };
+            match &node.kind {
+                NodeKind::Dataset(d) => {
+                    row("shape", dims(&d.shape));
+                    if let Some(m) = &d.max_shape {
+                        row("max shape", m.iter().map(|&v| if v == u64::MAX { "∞".to_owned() } else { v.to_string() }).collect::<Vec<_>>().join(" × "));
+                    }
+                    row("dtype", format!("{} ({} bytes)", d.dtype, d.element_size));
+                    row("layout", layout(&d.layout));
+                    let filters = d.filters.iter().map(|f| format!("{} {} {:?}{}", f.id, f.name, f.client_data, if f.supported { "" } else { " (unsupported)" }));
+                    row("filters", if d.filters.is_empty() { "none".to_owned() } else { filters.collect::<Vec<_>>().join("; ") });
+                    if let Some(u) = &d.unsupported {
+                        row("cannot read", u.clone());
+                    }
+                }
+                NodeKind::Group { storage } => row("group", format!("{storage:?} links")),
+                NodeKind::Error { message } => row("error", message.clone()),
+                _ => row("link", summary(node)),
+            }
+        });
+        if !node.attrs.is_empty() {
+            ui.strong("attributes");
+            egui::Grid::new("stem browse attrs").num_columns(3).striped(true).show(ui, |ui| {
+                for a in &node.attrs {
+                    ui.label(&a.name);
+                    ui.weak(format!("{} {}", a.dtype, if a.shape.is_empty() { String::new() } else { dims(&a.shape) }));
+                    ui.add(egui::Label::new(&a.value).truncate());
+                    ui.end_row();
+                }
+            });
+        }
+    }
+
+    fn quick_view_ui(&mut self, ui: &mut egui::Ui, data: Option<&Resident>) {
+        let Some(mut mapping) = self.mapping.clone() else { return };
+        ui.strong("Quick view");
+        mapper_ui(ui, &mut mapping);
+        if self.mapping.as_ref() != Some(&mapping) {
+            self.mapping = Some(mapping.clone());
+        }
+        let line = mapping.y.is_none();
+        let ctx = ui.ctx().clone();
+        let mut display = self.display.clone();
+        let slice = match self.view(data) {
+            Some(Ok(s)) => s.clone(),
+            Some(Err(e)) => {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+                return;
+            }
+            None => return,
+        };
+        if slice.step != [1, 1] {
+            ui.weak(format!("every {}th row, {}th column (long axes are strided)", slice.step[0], slice.step[1]));
+        }
+        if line {
+            let points: PlotPoints = slice.values.iter().enumerate().map(|(i, &v)| [(i as u64 * slice.step[1]) as f64, v]).collect();
+            let response = Plot::new("stem quick line").width(VIEW).height(240.0).show(ui, |p| p.line(Line::new("values", points))).response;
+            response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Image, true, "quick view line"));
+            return;
+        }
+        let version = self.view.as_ref().map_or(0, |v| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            std::hash::Hash::hash(&v.0, &mut h);
+            std::hash::Hasher::finish(&h)
+        });
+        self.image.set_scalar(&ctx, "stem quick view", &slice.values, [slice.rows, slice.cols], version, &mut display);
+        self.image.shape = [slice.rows, slice.cols];
+        self.image.show(ui, VIEW, "quick view");
+        display_controls(ui, "stem quick view", &mut display);
+        self.image.histogram_ui(ui, VIEW, "quick view");
+        self.display = display;
+    }
+}
+
+/// The storage layout in words.
+fn layout(l: &StorageLayout) -> String {
+    match l {
+        StorageLayout::Compact { bytes } => format!("compact, {bytes} bytes"),
+        StorageLayout::Contiguous { bytes } => format!("contiguous, {bytes} bytes"),
+        StorageLayout::Chunked { chunks, index } => format!("chunked {} ({index:?} index)", dims(chunks)),
+    }
+}
+
+/// The dimension mapper: per dimension, x / y buttons or its slider.
+fn mapper_ui(ui: &mut egui::Ui, m: &mut Mapping) {
+    let n = m.shape.len();
+    for d in 0..n {
+        ui.horizontal(|ui| {
+            ui.label(format!("dim {d} ({})", m.shape[d]));
+            if ui.selectable_label(m.x == d, "x").clicked() {
+                m.set_x(d);
+            }
+            if n >= 2 && ui.selectable_label(m.y == Some(d), "y").clicked() {
+                m.set_y(Some(d));
+            }
+            if m.x != d && m.y != Some(d) {
+                let max = m.shape[d].saturating_sub(1);
+                ui.add(egui::Slider::new(&mut m.index[d], 0..=max).text("index")).on_hover_text(format!("Index along dimension {d}"));
+            }
+        });
+    }
+    if n >= 2 {
+        let mut line = m.y.is_none();
+        if ui.checkbox(&mut line, "line (x only)").changed() {
+            m.set_y(if line { None } else { (0..n).rev().find(|&d| d != m.x) });
+        }
+    }
+}
