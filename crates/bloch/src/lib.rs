@@ -12,6 +12,7 @@ pub mod crystal;
 pub mod error;
 pub mod frame;
 pub mod geometry;
+pub mod gradient;
 pub mod matrix;
 pub mod pattern;
 pub mod rocking;

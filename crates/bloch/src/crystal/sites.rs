@@ -110,11 +110,12 @@ fn row_echelon(mut rows: Vec<Vec<f64>>) -> Vec<Vec<f64>> {
         for v in rows[rank].iter_mut() {
             *v /= lead;
         }
-        for r in 0..rows.len() {
+        let pivot_row = rows[rank].clone();
+        for (r, row) in rows.iter_mut().enumerate() {
             if r != rank {
-                let factor = rows[r][col];
-                for c in 0..width {
-                    rows[r][c] -= factor * rows[rank][c];
+                let factor = row[col];
+                for (v, p) in row.iter_mut().zip(&pivot_row) {
+                    *v -= factor * p;
                 }
             }
         }

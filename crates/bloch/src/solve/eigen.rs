@@ -12,13 +12,13 @@ use crate::BlochError;
 #[derive(Debug, Clone)]
 pub struct EigenPropagator {
     /// Eigenvectors (columns) V.
-    vectors: Mat<Complex64>,
+    pub(crate) vectors: Mat<Complex64>,
     /// Eigenvalues λ_k (Å⁻²).
-    values: Vec<f64>,
+    pub(crate) values: Vec<f64>,
     /// Excitations α = Vᴴ ψ(0).
-    alpha: Vec<Complex64>,
+    pub(crate) alpha: Vec<Complex64>,
     /// π / K (Å): the phase is exp(i · scale · t · λ).
-    scale: f64,
+    pub(crate) scale: f64,
 }
 
 impl EigenPropagator {

@@ -47,7 +47,37 @@ pub(crate) fn absorptive_curve(z: u8, s_inv_a: &[f64], b_iso: f64, energy_ev: f6
     Some(s_inv_a.iter().map(|&s| scale * interpolate(table, s, cell).max(0.0)).collect())
 }
 
-fn interpolate(table: &[[f64; 9]; 13], s: f64, (lower, t, width): (usize, f64, f64)) -> f64 {
+/// f'(s) and ∂f'/∂B (Å per Å²) for many s at once for one (Z, B): the derivative of the Hermite
+/// cubic in B, 0 where B is clamped to the knot range or where f' is clipped at 0 (the
+/// structure-factor gradients).
+pub(crate) fn absorptive_curve_with_slope(z: u8, s_inv_a: &[f64], b_iso: f64, energy_ev: f64) -> Option<Vec<(f64, f64)>> {
+    let table = PARAMETERS.get(usize::from(z).checked_sub(1)?)?;
+    let scale = c_over_v(energy_ev);
+    let cell = knot_cell(b_iso);
+    let clamped = !(KNOTS[0]..=KNOTS[KNOTS.len() - 1]).contains(&b_iso);
+    Some(
+        s_inv_a
+            .iter()
+            .map(|&s| {
+                let (value, slope_t) = interpolate_with_slope(table, s, cell);
+                if value < 0.0 {
+                    (0.0, 0.0)
+                } else if clamped {
+                    (scale * value, 0.0)
+                } else {
+                    (scale * value, scale * slope_t / cell.2)
+                }
+            })
+            .collect(),
+    )
+}
+
+fn interpolate(table: &[[f64; 9]; 13], s: f64, cell: (usize, f64, f64)) -> f64 {
+    interpolate_with_slope(table, s, cell).0
+}
+
+/// The Hermite cubic at t and its derivative with respect to t.
+fn interpolate_with_slope(table: &[[f64; 9]; 13], s: f64, (lower, t, width): (usize, f64, f64)) -> (f64, f64) {
     let s2 = s * s;
     let values: [f64; 13] = std::array::from_fn(|k| {
         let p = &table[k];
@@ -70,8 +100,10 @@ fn interpolate(table: &[[f64; 9]; 13], s: f64, (lower, t, width): (usize, f64, f
     let (t2, t3) = (t * t, t * t * t);
     let (y0, y1) = (values[lower], values[lower + 1]);
     let (d0, d1) = (derivative(lower), derivative(lower + 1));
-    (2.0 * t3 - 3.0 * t2 + 1.0) * y0
+    let value = (2.0 * t3 - 3.0 * t2 + 1.0) * y0
         + ((t3 - 2.0 * t2 + t) * width) * d0
         + (-2.0 * t3 + 3.0 * t2) * y1
-        + ((t3 - t2) * width) * d1
+        + ((t3 - t2) * width) * d1;
+    let slope = (6.0 * t2 - 6.0 * t) * y0 + (3.0 * t2 - 4.0 * t + 1.0) * width * d0 + (-6.0 * t2 + 6.0 * t) * y1 + (3.0 * t2 - 2.0 * t) * width * d1;
+    (value, slope)
 }

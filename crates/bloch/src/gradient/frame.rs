@@ -1,0 +1,119 @@
+//! One frame of a gradient model: its orientation, tilts, frozen per-tilt beam sets and
+//! thicknesses, and the per-tilt solves (structure matrix, lab geometry, eigendecomposition).
+
+use num_complex::Complex64;
+use scatterlab_core::InputError;
+
+use super::matrix::TiltGeometry;
+use crate::beams::{g_vector, lab_reciprocal_basis, mat3_mul, rotation_x, tilted_orientations, Cutoff, Hkl, Mat3};
+use crate::crystal::Cell;
+use crate::geometry::Optics;
+use crate::matrix::{Conventions, MatrixSetup, StructureFactorTable, StructureMatrix};
+use crate::pattern::Simulation;
+use crate::rocking::Coupling;
+use crate::solve::EigenPropagator;
+use crate::BlochError;
+
+/// A frame with its beam sets frozen (selection is discontinuous, so gradients and finite
+/// differences keep them fixed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FramePlan {
+    /// Orientation O (lab = O · crystal Cartesian), before the tilts.
+    pub orientation: Mat3,
+    /// Tilts θ_i about lab x (degrees), O_i = R_x(θ_i)·O; `[0.0]` for a static frame.
+    pub tilts_deg: Vec<f64>,
+    /// The beams of each tilt (each contains 000).
+    pub beams: Vec<Vec<Hkl>>,
+    /// Thicknesses (Å).
+    pub thicknesses: Vec<f64>,
+}
+
+/// One solved tilt.
+#[derive(Debug, Clone)]
+pub struct TiltSolve {
+    /// The structure matrix and its lab geometry.
+    pub geometry: TiltGeometry,
+    /// Its eigendecomposition with ψ(0) = e₀₀₀.
+    pub propagator: EigenPropagator,
+}
+
+/// Rotation by `angle` (rad) about lab axis `axis` (0, 1, 2 = x, y, z), right-handed.
+fn rotation_about(axis: usize, angle: f64) -> Result<Mat3, BlochError> {
+    let (s, c) = angle.sin_cos();
+    match axis {
+        0 => Ok(rotation_x(angle)),
+        1 => Ok([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]]),
+        2 => Ok([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]),
+        _ => Err(InputError::new("orientation axis", format!("must be 0, 1 or 2 (got {axis})")).into()),
+    }
+}
+
+impl FramePlan {
+    /// The frame `simulation` describes, with beams selected as [`Simulation::run`] selects them
+    /// on `table` (static: inclusive radii; rocking: strict per-tilt sets, or their union for
+    /// union coupling).
+    pub fn from_simulation(simulation: &Simulation, table: &dyn StructureFactorTable, optics: &Optics) -> Result<Self, BlochError> {
+        let Some(rocking) = &simulation.rocking else {
+            let beams = simulation.select_beams(table, optics, &simulation.orientation, Cutoff::Inclusive)?;
+            return Ok(Self { orientation: simulation.orientation, tilts_deg: vec![0.0], beams: vec![beams], thicknesses: simulation.thicknesses_a.clone() });
+        };
+        let orientations = tilted_orientations(&simulation.orientation, &rocking.tilt_angles_deg);
+        let mut beams: Vec<Vec<Hkl>> =
+            orientations.iter().map(|o| simulation.select_beams(table, optics, o, Cutoff::Strict)).collect::<Result<_, _>>()?;
+        if rocking.coupling == Coupling::Union {
+            let union: Vec<Hkl> = union_of(&beams);
+            beams = vec![union; orientations.len()];
+        }
+        Ok(Self { orientation: simulation.orientation, tilts_deg: rocking.tilt_angles_deg.clone(), beams, thicknesses: simulation.thicknesses_a.clone() })
+    }
+
+    /// The beams of all tilts, sorted, without duplicates.
+    pub fn union(&self) -> Vec<Hkl> {
+        union_of(&self.beams)
+    }
+
+    /// Adds `step` (Å) to every thickness.
+    pub(crate) fn shift_thickness(&mut self, step: f64) {
+        for t in &mut self.thicknesses {
+            *t += step;
+        }
+    }
+
+    /// O → R_axis(angle)·O.
+    pub(crate) fn rotate(&mut self, axis: usize, angle: f64) -> Result<(), BlochError> {
+        self.orientation = mat3_mul(&rotation_about(axis, angle)?, &self.orientation);
+        Ok(())
+    }
+
+    /// Builds and diagonalises every tilt's structure matrix (diffBloch conventions) for the
+    /// crystal `cell` with structure factors `table` and frozen `optics`.
+    pub fn solve(&self, cell: &Cell, table: &dyn StructureFactorTable, optics: &Optics, object: &str) -> Result<Vec<TiltSolve>, BlochError> {
+        if self.tilts_deg.len() != self.beams.len() {
+            return Err(InputError::new(object, format!("{} tilts but {} beam sets", self.tilts_deg.len(), self.beams.len())).into());
+        }
+        let direct = cell.direct_matrix();
+        self.tilts_deg
+            .iter()
+            .zip(&self.beams)
+            .map(|(&angle, beams)| {
+                let tilt = rotation_x(angle.to_radians());
+                let basis = lab_reciprocal_basis(&direct, &mat3_mul(&tilt, &self.orientation))?;
+                let setup = MatrixSetup { basis: &basis, optics, absorption: false, conventions: Conventions::DiffBloch };
+                let matrix = StructureMatrix::build(beams, table, &setup)?;
+                let mut initial = vec![Complex64::new(0.0, 0.0); beams.len()];
+                initial[matrix.index_000] = Complex64::new(1.0, 0.0);
+                let propagator = EigenPropagator::new(&matrix, &initial, &format!("{object}, tilt {angle}°"))?;
+                let g_lab = beams.iter().map(|&h| g_vector(h, &basis)).collect();
+                let rock_axes = std::array::from_fn(|k| [tilt[0][k], tilt[1][k], tilt[2][k]]);
+                Ok(TiltSolve { geometry: TiltGeometry { matrix, g_lab, rock_axes, prefactor: optics.prefactor }, propagator })
+            })
+            .collect()
+    }
+}
+
+fn union_of(sets: &[Vec<Hkl>]) -> Vec<Hkl> {
+    let mut union: Vec<Hkl> = sets.iter().flatten().copied().collect();
+    union.sort_unstable();
+    union.dedup();
+    union
+}

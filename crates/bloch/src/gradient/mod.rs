@@ -1,0 +1,21 @@
+//! Gradients of Bloch-wave intensities with respect to the structure (free positions, U_iso,
+//! U_aniso, occupancies), the thickness and the orientation of each frame, for a frozen plan
+//! (optics, beam sets and hkl grid fixed at the start model, as diffBloch freezes them).
+//!
+//! The chain is parameters → F(h) ([`structure_factor`]) → structure matrix A ([`matrix`]) →
+//! ψ(t) = exp(iπt/K·A)e₀ ([`eigen`]: Daleckii–Krein with divided differences written as
+//! iτ·exp(iτm)·sinc(τδ), finite and exact at degenerate eigenvalues) → I = |ψ|²; [`model`]
+//! assembles forward (Jacobian) and reverse (scalar loss) modes. Design and derivations:
+//! `docs/plans/bloch-gradients.md`. Only diffBloch's conventions are supported.
+
+pub mod eigen;
+pub mod frame;
+pub mod frechet;
+pub mod matrix;
+pub mod model;
+pub mod params;
+pub mod structure_factor;
+
+pub use frame::FramePlan;
+pub use model::GradientModel;
+pub use params::Param;

@@ -1,0 +1,249 @@
+//! The frozen-plan gradient model: a structure (asymmetric unit), optics and beam sets frozen at
+//! the start model, and frames (static or rocking) with their thicknesses; intensities, the
+//! forward-mode Jacobian and the reverse-mode gradient of a scalar loss (eigen path).
+//!
+//! Rows are (frame, thickness index, beam) with each frame's beams the sorted union over its
+//! tilts, intensities summed over tilts (a beam absent at a tilt contributes 0 there), as
+//! [`crate::rocking`] reports them.
+
+use std::collections::HashMap;
+
+use num_complex::Complex64;
+use scatterlab_core::InputError;
+
+use super::frame::{FramePlan, TiltSolve};
+use super::params::{displaced, Param};
+use super::structure_factor::{structure_factor_jvp, structure_factor_vjp};
+use super::matrix::{difference_support, matrix_vjp, orientation_direction, structural_direction};
+use crate::beams::Hkl;
+use crate::crystal::{AsymmetricUnit, Displacement};
+use crate::geometry::Optics;
+use crate::{BlochError, StructureFactors};
+
+/// A Bloch-wave model differentiable in its structural, thickness and orientation parameters.
+#[derive(Debug, Clone)]
+pub struct GradientModel {
+    asu: AsymmetricUnit,
+    optics: Optics,
+    frames: Vec<FramePlan>,
+    grid_g_max_inv_a: f64,
+    table: StructureFactors,
+}
+
+impl GradientModel {
+    /// A model of `asu` with frozen `optics` (K_n, prefactor) and frame plans, structure factors
+    /// tabulated out to `grid_g_max_inv_a` (≥ 2·g_solve). Only non-absorptive (Hermitian)
+    /// models are differentiable so far: `absorption` true is an error naming the missing path.
+    pub fn new(asu: AsymmetricUnit, optics: Optics, frames: Vec<FramePlan>, grid_g_max_inv_a: f64, absorption: bool) -> Result<Self, BlochError> {
+        if absorption {
+            return Err(BlochError::Numerical {
+                object: format!("gradient model of {:?}", asu.name),
+                message: "absorptive gradients need the Taylor path, which is not implemented yet (eigen path only)".to_owned(),
+            });
+        }
+        let (crystal, _) = asu.expand();
+        let table = StructureFactors::compute(&crystal, grid_g_max_inv_a, optics.energy_ev, false)?;
+        Ok(Self { asu, optics, frames, grid_g_max_inv_a, table })
+    }
+
+    /// The structure.
+    pub fn asymmetric_unit(&self) -> &AsymmetricUnit {
+        &self.asu
+    }
+
+    /// The frame plans.
+    pub fn frames(&self) -> &[FramePlan] {
+        &self.frames
+    }
+
+    /// The same plan moved by `step` along `param` (structure re-tabulated; optics and beam sets
+    /// kept): finite differences and refinement steps.
+    pub fn displaced(&self, param: &Param, step: f64) -> Result<Self, BlochError> {
+        let mut frames = self.frames.clone();
+        match *param {
+            Param::Thickness { frame } => self.frame_mut(&mut frames, frame)?.shift_thickness(step),
+            Param::Orientation { frame, axis } => self.frame_mut(&mut frames, frame)?.rotate(axis, step)?,
+            _ => {}
+        }
+        let asu = displaced(&self.asu, param, step)?;
+        Self::new(asu, self.optics, frames, self.grid_g_max_inv_a, false)
+    }
+
+    fn frame_mut<'f>(&self, frames: &'f mut [FramePlan], frame: usize) -> Result<&'f mut FramePlan, BlochError> {
+        let count = frames.len();
+        frames.get_mut(frame).ok_or_else(|| InputError::new(format!("frame {frame}"), format!("out of range ({count} frames)")).into())
+    }
+
+    /// Every free parameter: per site its free position directions, U_iso or free U_aniso
+    /// directions and occupancy, then per frame its thickness and three orientation angles.
+    pub fn all_params(&self) -> Result<Vec<Param>, BlochError> {
+        let mut params = Vec::new();
+        for (site, atom) in self.asu.sites.iter().enumerate() {
+            params.extend((0..self.asu.position_basis(site)?.len()).map(|dir| Param::Position { site, dir }));
+            match atom.displacement {
+                Displacement::Iso(_) => params.push(Param::Uiso { site }),
+                Displacement::Aniso(_) => params.extend((0..self.asu.adp_basis(site)?.len()).map(|dir| Param::Uaniso { site, dir })),
+            }
+            params.push(Param::Occupancy { site });
+        }
+        for frame in 0..self.frames.len() {
+            params.push(Param::Thickness { frame });
+            params.extend((0..3).map(|axis| Param::Orientation { frame, axis }));
+        }
+        Ok(params)
+    }
+
+    /// The rows (frame, thickness index, hkl), in the order of every flat output.
+    pub fn rows(&self) -> Vec<(usize, usize, Hkl)> {
+        let mut rows = Vec::new();
+        for (f, frame) in self.frames.iter().enumerate() {
+            let union = frame.union();
+            for t in 0..frame.thicknesses.len() {
+                rows.extend(union.iter().map(|&h| (f, t, h)));
+            }
+        }
+        rows
+    }
+
+    /// The solved tilts of frame `frame` (eigendecompositions and geometry).
+    pub fn solve_frame(&self, frame: usize) -> Result<Vec<TiltSolve>, BlochError> {
+        let plan = self.frames.get(frame).ok_or_else(|| InputError::new(format!("frame {frame}"), "out of range"))?;
+        plan.solve(&self.asu.cell, &self.table, &self.optics, &format!("crystal {:?}, frame {frame}", self.asu.name))
+    }
+
+    /// Walks every tilt of every frame with the flat row offset of its frame and, per beam of the
+    /// tilt, the position of that beam in its frame's union.
+    fn for_each_tilt(&self, mut visit: impl FnMut(usize, usize, &FramePlan, &TiltSolve, &[usize]) -> Result<(), BlochError>) -> Result<(), BlochError> {
+        let mut offset = 0;
+        for (f, plan) in self.frames.iter().enumerate() {
+            let union = plan.union();
+            for tilt in self.solve_frame(f)? {
+                let positions: Vec<usize> = tilt.geometry.matrix.hkl.iter().map(|h| union.binary_search(h).unwrap_or(0)).collect();
+                visit(f, offset, plan, &tilt, &positions)?;
+            }
+            offset += union.len() * plan.thicknesses.len();
+        }
+        Ok(())
+    }
+
+    /// Intensities, one per [`GradientModel::rows`] entry.
+    pub fn intensities(&self) -> Result<Vec<f64>, BlochError> {
+        let mut out = vec![0.0; self.rows().len()];
+        self.for_each_tilt(|_, offset, plan, tilt, positions| {
+            let width = plan.union().len();
+            for (t, &thickness) in plan.thicknesses.iter().enumerate() {
+                for (b, psi) in tilt.propagator.amplitudes(thickness).iter().enumerate() {
+                    out[offset + t * width + positions[b]] += psi.norm_sqr();
+                }
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// ∂F/∂θ of the structural `params` on every F difference the plan reads.
+    fn structure_factor_directions(&self, params: &[Param]) -> Result<HashMap<Hkl, Vec<Complex64>>, BlochError> {
+        let mut support = vec![[0, 0, 0]];
+        for plan in &self.frames {
+            for beams in &plan.beams {
+                difference_support(beams, &mut support);
+            }
+        }
+        support.sort_unstable();
+        support.dedup();
+        let jvp = structure_factor_jvp(&self.asu, &self.table, self.optics.energy_ev, false, params, &support)?;
+        Ok(support.iter().enumerate().map(|(i, h)| (*h, jvp.iter().map(|row| row[i]).collect())).collect())
+    }
+
+    /// Checks every parameter against the structure and the frames (typed error naming it).
+    fn check_params(&self, params: &[Param]) -> Result<(), BlochError> {
+        for param in params {
+            super::params::structural_direction(&self.asu, param)?;
+            if let Param::Thickness { frame } | Param::Orientation { frame, .. } = *param {
+                let axis_ok = !matches!(*param, Param::Orientation { axis, .. } if axis > 2);
+                if frame >= self.frames.len() || !axis_ok {
+                    return Err(InputError::new(format!("parameter {param:?}"), format!("no such frame or axis ({} frames, axes 0-2)", self.frames.len())).into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Forward mode: J[param][row] = ∂I_row/∂param (2 GEMMs per parameter and tilt).
+    pub fn jacobian(&self, params: &[Param]) -> Result<Vec<Vec<f64>>, BlochError> {
+        self.check_params(params)?;
+        let df = self.structure_factor_directions(params)?;
+        let zero = Complex64::new(0.0, 0.0);
+        let mut out = vec![vec![0.0; self.rows().len()]; params.len()];
+        self.for_each_tilt(|f, offset, plan, tilt, positions| {
+            let width = plan.union().len();
+            let amplitudes: Vec<Vec<Complex64>> = plan.thicknesses.iter().map(|&t| tilt.propagator.amplitudes(t)).collect();
+            for (p, param) in params.iter().enumerate() {
+                let dpsi: Vec<Vec<Complex64>> = match *param {
+                    Param::Thickness { frame } if frame == f => plan.thicknesses.iter().map(|&t| tilt.propagator.thickness_derivative(t)).collect(),
+                    Param::Thickness { .. } | Param::Orientation { .. } if param_frame(param) != Some(f) => continue,
+                    Param::Orientation { axis, .. } => {
+                        let e = orientation_direction(&tilt.geometry, 0.0, axis);
+                        tilt.propagator.jvp(&plan.thicknesses, &[e.as_ref()]).swap_remove(0)
+                    }
+                    _ => {
+                        let lookup = |h: Hkl| df.get(&h).map_or(zero, |row| row[p]);
+                        let e = structural_direction(&tilt.geometry.matrix, tilt.geometry.prefactor, &lookup, 0.0);
+                        tilt.propagator.jvp(&plan.thicknesses, &[e.as_ref()]).swap_remove(0)
+                    }
+                };
+                for (t, (psi_t, dpsi_t)) in amplitudes.iter().zip(&dpsi).enumerate() {
+                    for (b, (psi, d)) in psi_t.iter().zip(dpsi_t).enumerate() {
+                        out[p][offset + t * width + positions[b]] += 2.0 * (psi.conj() * d).re;
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Reverse mode: ∂L/∂param for a loss with ∂L/∂I_row = `cotangent[row]` (one eigen vjp and
+    /// an O(N²) scatter per tilt, then one structure-factor pass, whatever the parameter count).
+    pub fn loss_gradient(&self, cotangent: &[f64], params: &[Param]) -> Result<Vec<f64>, BlochError> {
+        self.check_params(params)?;
+        let rows = self.rows().len();
+        if cotangent.len() != rows {
+            return Err(InputError::new("loss cotangent", format!("{} values for {rows} rows", cotangent.len())).into());
+        }
+        let mut f_bar: HashMap<Hkl, Complex64> = HashMap::new();
+        let mut frame_grads = vec![([0.0; 3], 0.0); self.frames.len()];
+        self.for_each_tilt(|f, offset, plan, tilt, positions| {
+            let width = plan.union().len();
+            let bars: Vec<Vec<f64>> =
+                (0..plan.thicknesses.len()).map(|t| positions.iter().map(|&b| cotangent[offset + t * width + b]).collect()).collect();
+            let (a_bar, d_thickness) = tilt.propagator.vjp(&plan.thicknesses, &bars);
+            let reverse = matrix_vjp(&tilt.geometry, a_bar.as_ref(), 0.0, &mut f_bar);
+            for axis in 0..3 {
+                frame_grads[f].0[axis] += reverse.orientation[axis];
+            }
+            frame_grads[f].1 += d_thickness.iter().sum::<f64>();
+            Ok(())
+        })?;
+        // 000 sits on the diagonal only through the absorptive term: drop it from F̄.
+        f_bar.remove(&[0, 0, 0]);
+        let f_bar: Vec<(Hkl, Complex64)> = f_bar.into_iter().collect();
+        let structural = structure_factor_vjp(&self.asu, &self.table, self.optics.energy_ev, false, params, &f_bar, 0.0)?;
+        Ok(params
+            .iter()
+            .zip(structural)
+            .map(|(param, s)| match *param {
+                Param::Thickness { frame } => frame_grads.get(frame).map_or(0.0, |g| g.1),
+                Param::Orientation { frame, axis } => frame_grads.get(frame).map_or(0.0, |g| g.0[axis.min(2)]),
+                _ => s,
+            })
+            .collect())
+    }
+}
+
+fn param_frame(param: &Param) -> Option<usize> {
+    match *param {
+        Param::Thickness { frame } | Param::Orientation { frame, .. } => Some(frame),
+        _ => None,
+    }
+}
