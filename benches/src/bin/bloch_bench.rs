@@ -15,7 +15,7 @@
 //! code (crates/bloch/src/gradient) provides a reverse-mode loss gradient.
 //!
 //! `cargo run --release -p scatterlab-benches --bin bloch_bench [quartz,borane]`
-//! (`SCATTERLAB_BLOCH_PROFILE=seconds` only loops our eigen forward, for `perf record`).
+//! (`SCATTERLAB_BLOCH_PROFILE=seconds` only loops our fast forward, for `perf record`).
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -24,7 +24,7 @@ use std::time::Instant;
 use scatterlab_benches::bloch_frames::{beams_per_tilt, from_peer, native, BenchFrame};
 use scatterlab_benches::timing::cpu_seconds;
 use scatterlab_bloch::beams::Hkl;
-use scatterlab_bloch::frame::SupportTable;
+use scatterlab_bloch::frame::{fast_intensities, SupportTable};
 use scatterlab_bloch::matrix::Conventions;
 use scatterlab_bloch::pattern::{Method, Pattern};
 use scatterlab_bloch::solve::Solver;
@@ -58,6 +58,12 @@ fn per_run_seconds(mut f: impl FnMut()) -> (f64, f64) {
 fn forward(b: &BenchFrame, support: &[Hkl], solver: Solver) -> Pattern {
     let table = SupportTable::compute(&b.crystal, support).expect("structure factors");
     b.frame.run(&table, &b.optics, Method { solver, conventions: Conventions::DiffBloch }).expect("frame solves")
+}
+
+/// Our forward with the forward-only tridiagonal Taylor path where A is real (borane), eigen elsewhere.
+fn forward_fast(b: &BenchFrame, support: &[Hkl]) -> Pattern {
+    let table = SupportTable::compute(&b.crystal, support).expect("structure factors");
+    b.frame.run_with(&table, &b.optics, Conventions::DiffBloch, &fast_intensities).expect("frame solves")
 }
 
 /// Runs the peer (or reads its saved output from `SCATTERLAB_DIFFBLOCH_JSON`); its JSON, or None
@@ -154,11 +160,24 @@ fn main() {
             // For `perf record`: only our eigen forward, looped for the given seconds.
             let t0 = Instant::now();
             while t0.elapsed().as_secs_f64() < seconds {
-                std::hint::black_box(forward(b, &support, Solver::Eigen));
+                std::hint::black_box(forward_fast(b, &support));
             }
             continue;
         }
         let solvers: &[(Solver, &str)] = if b.name == "borane" { &[(Solver::Eigen, "bloch_eigen")] } else { &[(Solver::Eigen, "bloch_eigen"), (Solver::Expm, "matrix_exp")] };
+        {
+            // The forward-only path: tridiagonal + Taylor where A is real, else eigen.
+            let pattern = forward_fast(b, &support);
+            if let Some((worst, total)) = case.as_ref().and_then(|c| difference(&pattern, c, "matrix_exp").or_else(|| difference(&pattern, c, "bloch_eigen"))) {
+                println!("  ours fast forward vs diffBloch (complex64): max |ΔI| / max I = {worst:.2e}, Σ|ΔI| / Σ I = {total:.2e}");
+            }
+            let ours = per_run_seconds(|| {
+                std::hint::black_box(forward_fast(b, &support));
+            });
+            println!("  ours fast forward: {:.4} s wall / {:.4} s CPU; load {}", ours.0, ours.1, load());
+            rows.push((b.name.clone(), format!("{mean:.0}/{max}"), n.len(), "fast forward (tridiag)".to_owned(), secs(case, "bloch_eigen/forward"), Some(ours)));
+            report.insert(format!("{}/fast/forward", b.name), json!({ "ours": ours.0, "diffbloch": secs(case, "bloch_eigen/forward").map(|t| t.0) }));
+        }
         for &(solver, method) in solvers {
             let pattern = forward(b, &support, solver);
             if let Some((worst, total)) = case.as_ref().and_then(|c| difference(&pattern, c, "matrix_exp").or_else(|| difference(&pattern, c, "bloch_eigen"))) {

@@ -8,22 +8,27 @@
 //! diffBloch's `RefinementEngine._solve_segmented`. Per-tilt coupling is one segment per tilt,
 //! union coupling one segment covering every tilt.
 
+mod assemble;
 mod real;
 mod support;
-
-use std::collections::BTreeMap;
+mod tridiagonal;
 
 use scatterlab_core::InputError;
 
-pub use real::{eigen_intensities, real_part_if_real};
+pub use assemble::{UnionTable, MAX_UNION};
+pub use real::{eigen_intensities, fast_intensities, real_part_if_real};
+pub use tridiagonal::tridiagonal_intensities;
 pub use support::SupportTable;
 
 use crate::beams::{lab_reciprocal_basis, Hkl, Mat3};
 use crate::geometry::Optics;
-use crate::matrix::{MatrixSetup, StructureFactorTable, StructureMatrix};
+use crate::matrix::{Conventions, MatrixSetup, StructureFactorTable, StructureMatrix};
 use crate::pattern::{Method, Pattern};
 use crate::solve::{check_thicknesses, intensities, Solver};
 use crate::BlochError;
+
+/// A per-tilt solver: intensities I[thickness][beam] of a structure matrix; the `&str` names it in errors.
+pub type Solve<'a> = dyn Fn(&StructureMatrix, &[f64], &str) -> Result<Vec<Vec<f64>>, BlochError> + 'a;
 
 /// One coupling segment: the beams it solves and the tilts (indices into the frame's
 /// orientations) it covers.
@@ -126,41 +131,51 @@ impl Frame {
     /// The eigen solver takes the real-symmetric path when a matrix is real ([`eigen_intensities`]);
     /// expm is the Padé matrix exponential per thickness, as in [`crate::solve::intensities`].
     pub fn run(&self, table: &dyn StructureFactorTable, optics: &Optics, method: Method) -> Result<Pattern, BlochError> {
-        self.validate()?;
         if self.absorption && method.solver == Solver::Eigen {
             return Err(BlochError::Numerical {
                 object: format!("frame {:?}", self.name),
                 message: "absorptive structure matrices are not Hermitian: use the expm solver".to_owned(),
             });
         }
+        let solve = |matrix: &StructureMatrix, thicknesses: &[f64], object: &str| match method.solver {
+            Solver::Eigen => eigen_intensities(matrix, thicknesses, object),
+            Solver::Expm => intensities(matrix, thicknesses, Solver::Expm, object),
+        };
+        self.run_with(table, optics, method.conventions, &solve)
+    }
+
+    /// [`Frame::run`] with any per-tilt solver `solve(matrix, thicknesses, object)`, e.g.
+    /// [`fast_intensities`] (the forward-only tridiagonal path for real A).
+    pub fn run_with(&self, table: &dyn StructureFactorTable, optics: &Optics, conventions: Conventions, solve: &Solve<'_>) -> Result<Pattern, BlochError> {
+        self.validate()?;
         let union = self.union();
+        // F over the union's pairs once, when it fits; else the per-tilt grid lookups.
+        let gathered = if union.len() <= MAX_UNION { Some(UnionTable::new(&union, table)) } else { None };
         let n_thick = self.thicknesses_a.len();
-        let mut sums: BTreeMap<Hkl, Vec<f64>> = union.iter().map(|&h| (h, vec![0.0; n_thick])).collect();
+        // sums[t][u]: intensity of union beam u at thickness t, summed over tilts.
+        let mut sums = vec![vec![0.0; union.len()]; n_thick];
         for (s, segment) in self.segments.iter().enumerate() {
-            // Union slot of each beam, found once per segment rather than per tilt.
-            let mut slots: Vec<Vec<f64>> = vec![vec![0.0; segment.hkl.len()]; n_thick];
+            // Union index of each beam (the union is built from these beams, so every search hits).
+            let slots: Vec<usize> = segment
+                .hkl
+                .iter()
+                .map(|h| union.binary_search(h).map_err(|_| InputError::new(format!("frame {:?}: beam {h:?}", self.name), "not in the union")))
+                .collect::<Result<_, _>>()?;
             for &t in &segment.tilts {
                 let object = format!("frame {:?}, segment {s}, tilt {t}", self.name);
                 let basis = lab_reciprocal_basis(&self.direct, &self.orientations[t])?;
-                let setup = MatrixSetup { basis: &basis, optics, absorption: self.absorption, conventions: method.conventions };
-                let matrix = StructureMatrix::build(&segment.hkl, table, &setup)?;
-                let tilt = match method.solver {
-                    Solver::Eigen => eigen_intensities(&matrix, &self.thicknesses_a, &object)?,
-                    Solver::Expm => intensities(&matrix, &self.thicknesses_a, Solver::Expm, &object)?,
+                let setup = MatrixSetup { basis: &basis, optics, absorption: self.absorption, conventions };
+                let matrix = match &gathered {
+                    Some(gathered) => gathered.matrix(&segment.hkl, &slots, &setup)?,
+                    None => StructureMatrix::build(&segment.hkl, table, &setup)?,
                 };
-                for (acc, row) in slots.iter_mut().zip(&tilt) {
-                    acc.iter_mut().zip(row).for_each(|(a, v)| *a += v);
-                }
-            }
-            for (b, hkl) in segment.hkl.iter().enumerate() {
-                if let Some(sum) = sums.get_mut(hkl) {
-                    for (t, slot) in sum.iter_mut().enumerate() {
-                        *slot += slots[t][b];
-                    }
+                let tilt = solve(&matrix, &self.thicknesses_a, &object)?;
+                for (sum, row) in sums.iter_mut().zip(&tilt) {
+                    slots.iter().zip(row).for_each(|(&u, v)| sum[u] += v);
                 }
             }
         }
-        let intensities = (0..n_thick).map(|t| union.iter().map(|h| sums.get(h).map_or(0.0, |s| s[t])).collect()).collect();
+        let intensities = sums;
         Ok(Pattern { hkl: union, intensities })
     }
 }

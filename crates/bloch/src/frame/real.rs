@@ -11,6 +11,7 @@ use faer::{Mat, Side};
 use num_complex::Complex64;
 
 use crate::matrix::{Conventions, StructureMatrix};
+use super::tridiagonal::tridiagonal_intensities;
 use crate::solve::{intensities, Solver};
 use crate::BlochError;
 
@@ -62,4 +63,14 @@ pub fn eigen_intensities(matrix: &StructureMatrix, thicknesses: &[f64], object: 
     Ok((0..thicknesses.len())
         .map(|t| (0..n).map(|b| (psi[(b, 2 * t)] * psi[(b, 2 * t)] + psi[(b, 2 * t + 1)] * psi[(b, 2 * t + 1)]) * (readout[b] * readout[b])).collect())
         .collect())
+}
+
+/// The fastest forward for `matrix`: the tridiagonal Taylor path ([`tridiagonal_intensities`])
+/// when A is real symmetric and the thicknesses ascend, else [`eigen_intensities`].
+pub fn fast_intensities(matrix: &StructureMatrix, thicknesses: &[f64], object: &str) -> Result<Vec<Vec<f64>>, BlochError> {
+    crate::solve::check_thicknesses(thicknesses)?;
+    match real_part_if_real(matrix) {
+        Some(a) if thicknesses.windows(2).all(|w| w[0] <= w[1]) => tridiagonal_intensities(matrix, &a, thicknesses, object),
+        _ => eigen_intensities(matrix, thicknesses, object),
+    }
 }

@@ -98,14 +98,17 @@ impl SupportTable {
     }
 }
 
-/// Position of `hkl` in the dense box of half-widths `half_range`, or `None` outside it.
+/// Position of `hkl` in the dense box of half-widths `half_range` (all ≥ 0), or `None` outside it.
+/// Written out per axis: matrix assembly calls it N² times per tilt.
+#[inline]
 fn box_slot(half_range: [i32; 3], hkl: Hkl) -> Option<usize> {
-    if (0..3).any(|i| hkl[i].unsigned_abs() > half_range[i].unsigned_abs()) {
+    let [rh, rk, rl] = half_range;
+    let [h, k, l] = hkl;
+    if h < -rh || h > rh || k < -rk || k > rk || l < -rl || l > rl {
         return None;
     }
-    let sides = half_range.map(|m| 2 * m as usize + 1);
-    let [h, k, l] = [0, 1, 2].map(|i| (hkl[i] + half_range[i]) as usize);
-    Some((h * sides[1] + k) * sides[2] + l)
+    let (side_k, side_l) = ((2 * rk + 1) as usize, (2 * rl + 1) as usize);
+    Some(((h + rh) as usize * side_k + (k + rk) as usize) * side_l + (l + rl) as usize)
 }
 
 impl StructureFactorTable for SupportTable {

@@ -127,3 +127,59 @@ _atom_site_fract_z\n_atom_site_U_iso_or_equiv\nSi1 Si 0.1 0.2 0.3 0.005\nO1 O 0.
     assert_eq!(table.f000(), full.f000());
     assert!(table.value([40, 0, 0]).is_none());
 }
+
+#[test]
+fn union_table_matrices_equal_structure_matrix_build_bit_for_bit() {
+    for absorption in [false, true] {
+        let table = toy_table(7, absorption);
+        let optics = Optics::new(200e3, table.f000()).unwrap();
+        let angles = tilt_angles_deg(0.5, 3);
+        let frame = per_tilt_frame(&toy_simulation(&angles, Coupling::PerTilt), &table, &optics, &angles);
+        let union = frame.union();
+        let gathered = UnionTable::new(&union, &table);
+        for conventions in [Conventions::DiffBloch, Conventions::Abtem] {
+            for (segment, orientation) in frame.segments.iter().zip(&frame.orientations) {
+                let basis = lab_reciprocal_basis(&DIRECT, orientation).unwrap();
+                let setup = MatrixSetup { basis: &basis, optics: &optics, absorption, conventions };
+                let slots: Vec<usize> = segment.hkl.iter().map(|h| union.binary_search(h).unwrap()).collect();
+                let fast = gathered.matrix(&segment.hkl, &slots, &setup).unwrap();
+                let slow = StructureMatrix::build(&segment.hkl, &table, &setup).unwrap();
+                assert_eq!(fast.a, slow.a, "{conventions:?}, absorption {absorption}");
+                assert_eq!((fast.mii, fast.sg, fast.k, fast.index_000, fast.hermitian), (slow.mii, slow.sg, slow.k, slow.index_000, slow.hermitian));
+            }
+        }
+    }
+    // A union reaching beyond the grid is a named error.
+    let small = toy_table(1, false);
+    let beams = [[-1, 0, 0], [0, 0, 0], [1, 0, 0]];
+    let optics = Optics::new(200e3, small.f000()).unwrap();
+    let basis = lab_reciprocal_basis(&DIRECT, &crate::beams::rotation_x(0.01)).unwrap();
+    let setup = MatrixSetup { basis: &basis, optics: &optics, absorption: false, conventions: Conventions::DiffBloch };
+    let err = UnionTable::new(&beams, &small).matrix(&beams, &[0, 1, 2], &setup).unwrap_err();
+    assert!(err.to_string().contains("F[-2, 0, 0] (beams [1, 0, 0] → [-1, 0, 0]): outside the structure-factor grid"), "{err}");
+}
+
+#[test]
+fn tridiagonal_path_equals_expm_for_real_matrices() {
+    let complex = toy_table(7, false);
+    let table = Table { hkl: complex.hkl.clone(), values: complex.values.iter().map(|(h, f)| (*h, Complex64::new(f.re, 0.0))).collect() };
+    let optics = Optics::new(200e3, table.f000()).unwrap();
+    let angles = tilt_angles_deg(0.5, 3);
+    let frame = per_tilt_frame(&toy_simulation(&angles, Coupling::PerTilt), &table, &optics, &angles);
+    for conventions in [Conventions::DiffBloch, Conventions::Abtem] {
+        for (segment, orientation) in frame.segments.iter().zip(&frame.orientations) {
+            let basis = lab_reciprocal_basis(&DIRECT, orientation).unwrap();
+            let setup = MatrixSetup { basis: &basis, optics: &optics, absorption: false, conventions };
+            let matrix = StructureMatrix::build(&segment.hkl, &table, &setup).unwrap();
+            assert_ne!(matrix.index_000, 0, "the test should exercise the permutation");
+            let thicknesses = [0.0, 150.0, 900.0, 2500.0];
+            let fast = fast_intensities(&matrix, &thicknesses, "toy").unwrap();
+            let slow = intensities(&matrix, &thicknesses, Solver::Expm, "toy").unwrap();
+            assert!(max_difference(&fast, &slow) < 1e-11, "{conventions:?}: {}", max_difference(&fast, &slow));
+        }
+    }
+    // Through Frame::run_with, equal to the eigen run.
+    let fast = frame.run_with(&table, &optics, Conventions::DiffBloch, &fast_intensities).unwrap();
+    let eigen = frame.run(&table, &optics, Method { solver: Solver::Eigen, conventions: Conventions::DiffBloch }).unwrap();
+    assert!(max_difference(&fast.intensities, &eigen.intensities) < 1e-11);
+}
