@@ -15,6 +15,7 @@ pub mod matrix;
 pub mod model;
 pub mod params;
 pub mod structure_factor;
+pub mod taylor;
 
 pub use frame::FramePlan;
 pub use model::GradientModel;
