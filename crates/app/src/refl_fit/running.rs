@@ -131,7 +131,11 @@ impl FitPanel {
         self.run = None;
         match outcome {
             // A fit cancelled before it beat the start values leaves the table as it was.
-            Ok(result) if result.cancelled && !(result.chi2 < result.start_chi2) => {
+            Ok(result)
+                if result.cancelled
+                    && result.chi2.partial_cmp(&result.start_chi2)
+                        != Some(std::cmp::Ordering::Less) =>
+            {
                 self.message = Some(Ok(format!(
                     "fit cancelled: its best χ² {} is above the start's {}; values kept",
                     fmt_chi2(result.chi2),
