@@ -36,16 +36,25 @@ fn asu(crystal: &str) -> AsymmetricUnit {
 /// The frozen model of `simulation` on `crystal`: optics from the start structure's F(000).
 fn model_of(crystal: &str, simulation: &Simulation, grid: f64) -> GradientModel {
     let asu = asu(crystal);
-    let table = StructureFactors::compute(&asu.expand().0, grid, simulation.energy_ev, false).unwrap();
+    let table = StructureFactors::compute(&asu.expand().0, grid, simulation.energy_ev, simulation.absorption).unwrap();
     let optics = Optics::new(simulation.energy_ev, table.f000()).unwrap();
     let frame = FramePlan::from_simulation(simulation, &table, &optics).unwrap();
-    GradientModel::new(asu, optics, vec![frame], grid, false).unwrap()
+    GradientModel::new(asu, optics, vec![frame], grid, simulation.absorption).unwrap()
 }
 
 fn case_model(id: &str) -> GradientModel {
+    case_model_at(id, None)
+}
+
+/// The case's model, optionally with fewer thicknesses (the Taylor path's cost grows with t).
+fn case_model_at(id: &str, thicknesses: Option<&[f64]>) -> GradientModel {
     let case = fixture().cases.iter().find(|c| c.id == id).unwrap();
     let crystal = scatterlab_bloch::parse_cif(&case.crystal, &fixture().crystals[&case.crystal].cif).unwrap();
-    model_of(&case.crystal, &case.simulation(&crystal).unwrap(), case.grid_radius())
+    let mut simulation = case.simulation(&crystal).unwrap();
+    if let Some(t) = thicknesses {
+        simulation.thicknesses_a = t.to_vec();
+    }
+    model_of(&case.crystal, &simulation, case.grid_radius())
 }
 
 /// The finite-difference step of each kind of parameter. Ten times the plan's (§6: 1e-6 for
@@ -109,7 +118,7 @@ fn check_against_fd(name: &str, model: &GradientModel) -> f64 {
 /// Adjacent eigenvalue pairs closer than 1e-10·max|μ| in the first tilt of frame 0.
 fn degenerate_pairs(model: &GradientModel) -> usize {
     let tilt = &model.solve_frame(0).unwrap()[0];
-    let mu = tilt.propagator.eigenvalues();
+    let mu = tilt.propagator.eigenvalues().expect("eigen path");
     let scale = mu.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
     mu.windows(2).filter(|w| (w[1] - w[0]).abs() < 1e-10 * scale).count()
 }
@@ -224,5 +233,41 @@ fn reverse_equals_forward() {
             worst = worst.max(error);
         }
         println!("{id}: reverse vs forward over {} parameters, worst relative difference {worst:.2e}", params.len());
+    }
+}
+
+#[test]
+fn absorptive_case_vs_fd() {
+    // SrTiO3 [001] with absorption through the Taylor path (forward duals and discrete adjoint);
+    // 50 and 100 Å by default (the Taylor cost grows with t), all five thicknesses when slow.
+    let slow = cfg!(not(debug_assertions)) || std::env::var_os("SCATTERLAB_SLOW_TESTS").is_some();
+    let model = case_model_at("SrTiO3-200kV-09", if slow { None } else { Some(&[50.0, 100.0]) });
+    check_against_fd("SrTiO3-200kV-09 (absorptive)", &model);
+    let params = model.all_params().unwrap();
+    let cotangent: Vec<f64> = (0..model.rows().len()).map(|i| ((i as f64 * 0.618_033_988_75).fract() * 2.0) - 1.0).collect();
+    let jacobian = model.jacobian(&params).unwrap();
+    let reverse = model.loss_gradient(&cotangent, &params).unwrap();
+    for ((param, column), r) in params.iter().zip(&jacobian).zip(&reverse) {
+        let forward: f64 = column.iter().zip(&cotangent).map(|(j, c)| j * c).sum();
+        let scale: f64 = column.iter().zip(&cotangent).map(|(j, c)| (j * c).abs()).sum::<f64>().max(1e-12);
+        assert!((forward - r).abs() <= 1e-10 * scale, "{param:?}: forward {forward} reverse {r}");
+    }
+}
+
+#[test]
+fn eigen_and_taylor_gradients_agree() {
+    for id in ["quartz_aniso-200kV-13", "urea-300kV-11"] {
+        let eigen = case_model(id);
+        let taylor = eigen.clone().with_taylor(true);
+        let params = eigen.all_params().unwrap();
+        let (je, jt) = (eigen.jacobian(&params).unwrap(), taylor.jacobian(&params).unwrap());
+        let mut worst: f64 = 0.0;
+        for (param, (ce, ct)) in params.iter().zip(je.iter().zip(&jt)) {
+            let scale = ce.iter().fold(0.0_f64, |m, v| m.max(v.abs())).max(1e-6);
+            let error = ce.iter().zip(ct).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max) / scale;
+            assert!(error <= 1e-9, "{id} {param:?}: eigen vs Taylor {error:e}");
+            worst = worst.max(error);
+        }
+        println!("{id}: eigen vs Taylor Jacobians over {} parameters, worst relative difference {worst:.2e}", params.len());
     }
 }

@@ -1,17 +1,16 @@
 //! One frame of a gradient model: its orientation, tilts, frozen per-tilt beam sets and
 //! thicknesses, and the per-tilt solves (structure matrix, lab geometry, eigendecomposition).
 
-use num_complex::Complex64;
 use scatterlab_core::InputError;
 
 use super::matrix::TiltGeometry;
+use super::propagator::TiltPropagator;
 use crate::beams::{g_vector, lab_reciprocal_basis, mat3_mul, rotation_x, tilted_orientations, Cutoff, Hkl, Mat3};
 use crate::crystal::Cell;
 use crate::geometry::Optics;
 use crate::matrix::{Conventions, MatrixSetup, StructureFactorTable, StructureMatrix};
 use crate::pattern::Simulation;
 use crate::rocking::Coupling;
-use crate::solve::EigenPropagator;
 use crate::BlochError;
 
 /// A frame with its beam sets frozen (selection is discontinuous, so gradients and finite
@@ -33,8 +32,8 @@ pub struct FramePlan {
 pub struct TiltSolve {
     /// The structure matrix and its lab geometry.
     pub geometry: TiltGeometry,
-    /// Its eigendecomposition with ψ(0) = e₀₀₀.
-    pub propagator: EigenPropagator,
+    /// Its propagator (eigen or Taylor) with ψ(0) = e₀₀₀.
+    pub propagator: TiltPropagator,
 }
 
 /// Rotation by `angle` (rad) about lab axis `axis` (0, 1, 2 = x, y, z), right-handed.
@@ -85,9 +84,10 @@ impl FramePlan {
         Ok(())
     }
 
-    /// Builds and diagonalises every tilt's structure matrix (diffBloch conventions) for the
-    /// crystal `cell` with structure factors `table` and frozen `optics`.
-    pub fn solve(&self, cell: &Cell, table: &dyn StructureFactorTable, optics: &Optics, object: &str) -> Result<Vec<TiltSolve>, BlochError> {
+    /// Builds every tilt's structure matrix (diffBloch conventions; absorptive diagonal with
+    /// `absorption`) for the crystal `cell` with structure factors `table` and frozen `optics`,
+    /// and its propagator: eigen when A is Hermitian and `taylor` is false, Taylor otherwise.
+    pub fn solve(&self, cell: &Cell, table: &dyn StructureFactorTable, optics: &Optics, absorption: bool, taylor: bool, object: &str) -> Result<Vec<TiltSolve>, BlochError> {
         if self.tilts_deg.len() != self.beams.len() {
             return Err(InputError::new(object, format!("{} tilts but {} beam sets", self.tilts_deg.len(), self.beams.len())).into());
         }
@@ -98,11 +98,9 @@ impl FramePlan {
             .map(|(&angle, beams)| {
                 let tilt = rotation_x(angle.to_radians());
                 let basis = lab_reciprocal_basis(&direct, &mat3_mul(&tilt, &self.orientation))?;
-                let setup = MatrixSetup { basis: &basis, optics, absorption: false, conventions: Conventions::DiffBloch };
+                let setup = MatrixSetup { basis: &basis, optics, absorption, conventions: Conventions::DiffBloch };
                 let matrix = StructureMatrix::build(beams, table, &setup)?;
-                let mut initial = vec![Complex64::new(0.0, 0.0); beams.len()];
-                initial[matrix.index_000] = Complex64::new(1.0, 0.0);
-                let propagator = EigenPropagator::new(&matrix, &initial, &format!("{object}, tilt {angle}°"))?;
+                let propagator = TiltPropagator::new(&matrix, &self.thicknesses, taylor, &format!("{object}, tilt {angle}°"))?;
                 let g_lab = beams.iter().map(|&h| g_vector(h, &basis)).collect();
                 let rock_axes = std::array::from_fn(|k| [tilt[0][k], tilt[1][k], tilt[2][k]]);
                 Ok(TiltSolve { geometry: TiltGeometry { matrix, g_lab, rock_axes, prefactor: optics.prefactor }, propagator })

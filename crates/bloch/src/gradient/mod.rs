@@ -5,7 +5,8 @@
 //! The chain is parameters → F(h) ([`structure_factor`]) → structure matrix A ([`matrix`]) →
 //! ψ(t) = exp(iπt/K·A)e₀ ([`eigen`]: Daleckii–Krein with divided differences written as
 //! iτ·exp(iτm)·sinc(τδ), finite and exact at degenerate eigenvalues) → I = |ψ|²; [`model`]
-//! assembles forward (Jacobian) and reverse (scalar loss) modes. Design and derivations:
+//! assembles forward (Jacobian) and reverse (scalar loss) modes. Absorptive (non-Hermitian) matrices
+//! go through the Taylor propagator instead ([`taylor`]: forward duals and the discrete adjoint). Design and derivations:
 //! `docs/plans/bloch-gradients.md`. Only diffBloch's conventions are supported.
 
 pub mod eigen;
@@ -14,6 +15,7 @@ pub mod frechet;
 pub mod matrix;
 pub mod model;
 pub mod params;
+pub mod propagator;
 pub mod structure_factor;
 pub mod taylor;
 

@@ -1,6 +1,7 @@
 //! The frozen-plan gradient model: a structure (asymmetric unit), optics and beam sets frozen at
 //! the start model, and frames (static or rocking) with their thicknesses; intensities, the
-//! forward-mode Jacobian and the reverse-mode gradient of a scalar loss (eigen path).
+//! forward-mode Jacobian and the reverse-mode gradient of a scalar loss (eigen path for
+//! Hermitian matrices, Taylor path for absorptive ones or on request).
 //!
 //! Rows are (frame, thickness index, beam) with each frame's beams the sorted union over its
 //! tilts, intensities summed over tilts (a beam absent at a tilt contributes 0 there), as
@@ -27,23 +28,26 @@ pub struct GradientModel {
     optics: Optics,
     frames: Vec<FramePlan>,
     grid_g_max_inv_a: f64,
+    absorption: bool,
+    taylor: bool,
     table: StructureFactors,
 }
 
 impl GradientModel {
     /// A model of `asu` with frozen `optics` (K_n, prefactor) and frame plans, structure factors
-    /// tabulated out to `grid_g_max_inv_a` (≥ 2·g_solve). Only non-absorptive (Hermitian)
-    /// models are differentiable so far: `absorption` true is an error naming the missing path.
+    /// tabulated out to `grid_g_max_inv_a` (≥ 2·g_solve), absorptive with `absorption` (then
+    /// every tilt goes through the Taylor path).
     pub fn new(asu: AsymmetricUnit, optics: Optics, frames: Vec<FramePlan>, grid_g_max_inv_a: f64, absorption: bool) -> Result<Self, BlochError> {
-        if absorption {
-            return Err(BlochError::Numerical {
-                object: format!("gradient model of {:?}", asu.name),
-                message: "absorptive gradients need the Taylor path, which is not implemented yet (eigen path only)".to_owned(),
-            });
-        }
         let (crystal, _) = asu.expand();
-        let table = StructureFactors::compute(&crystal, grid_g_max_inv_a, optics.energy_ev, false)?;
-        Ok(Self { asu, optics, frames, grid_g_max_inv_a, table })
+        let table = StructureFactors::compute(&crystal, grid_g_max_inv_a, optics.energy_ev, absorption)?;
+        Ok(Self { asu, optics, frames, grid_g_max_inv_a, absorption, taylor: false, table })
+    }
+
+    /// The same model solved by the Taylor path also where A is Hermitian (`taylor` true), e.g.
+    /// to cross-check the eigen path.
+    pub fn with_taylor(mut self, taylor: bool) -> Self {
+        self.taylor = taylor;
+        self
     }
 
     /// The structure.
@@ -66,7 +70,7 @@ impl GradientModel {
             _ => {}
         }
         let asu = displaced(&self.asu, param, step)?;
-        Self::new(asu, self.optics, frames, self.grid_g_max_inv_a, false)
+        Ok(Self::new(asu, self.optics, frames, self.grid_g_max_inv_a, self.absorption)?.with_taylor(self.taylor))
     }
 
     fn frame_mut<'f>(&self, frames: &'f mut [FramePlan], frame: usize) -> Result<&'f mut FramePlan, BlochError> {
@@ -108,7 +112,7 @@ impl GradientModel {
     /// The solved tilts of frame `frame` (eigendecompositions and geometry).
     pub fn solve_frame(&self, frame: usize) -> Result<Vec<TiltSolve>, BlochError> {
         let plan = self.frames.get(frame).ok_or_else(|| InputError::new(format!("frame {frame}"), "out of range"))?;
-        plan.solve(&self.asu.cell, &self.table, &self.optics, &format!("crystal {:?}, frame {frame}", self.asu.name))
+        plan.solve(&self.asu.cell, &self.table, &self.optics, self.absorption, self.taylor, &format!("crystal {:?}, frame {frame}", self.asu.name))
     }
 
     /// Walks every tilt of every frame with the flat row offset of its frame and, per beam of the
@@ -131,8 +135,8 @@ impl GradientModel {
         let mut out = vec![0.0; self.rows().len()];
         self.for_each_tilt(|_, offset, plan, tilt, positions| {
             let width = plan.union().len();
-            for (t, &thickness) in plan.thicknesses.iter().enumerate() {
-                for (b, psi) in tilt.propagator.amplitudes(thickness).iter().enumerate() {
+            for (t, row) in tilt.propagator.amplitudes(&plan.thicknesses)?.iter().enumerate() {
+                for (b, psi) in row.iter().enumerate() {
                     out[offset + t * width + positions[b]] += psi.norm_sqr();
                 }
             }
@@ -151,7 +155,7 @@ impl GradientModel {
         }
         support.sort_unstable();
         support.dedup();
-        let jvp = structure_factor_jvp(&self.asu, &self.table, self.optics.energy_ev, false, params, &support)?;
+        let jvp = structure_factor_jvp(&self.asu, &self.table, self.optics.energy_ev, self.absorption, params, &support)?;
         Ok(support.iter().enumerate().map(|(i, h)| (*h, jvp.iter().map(|row| row[i]).collect())).collect())
     }
 
@@ -174,22 +178,24 @@ impl GradientModel {
         self.check_params(params)?;
         let df = self.structure_factor_directions(params)?;
         let zero = Complex64::new(0.0, 0.0);
+        let im_f000 = self.table.f000().im;
         let mut out = vec![vec![0.0; self.rows().len()]; params.len()];
         self.for_each_tilt(|f, offset, plan, tilt, positions| {
             let width = plan.union().len();
-            let amplitudes: Vec<Vec<Complex64>> = plan.thicknesses.iter().map(|&t| tilt.propagator.amplitudes(t)).collect();
+            let amplitudes = tilt.propagator.amplitudes(&plan.thicknesses)?;
             for (p, param) in params.iter().enumerate() {
                 let dpsi: Vec<Vec<Complex64>> = match *param {
-                    Param::Thickness { frame } if frame == f => plan.thicknesses.iter().map(|&t| tilt.propagator.thickness_derivative(t)).collect(),
+                    Param::Thickness { frame } if frame == f => tilt.propagator.thickness_derivatives(&plan.thicknesses, &amplitudes),
                     Param::Thickness { .. } | Param::Orientation { .. } if param_frame(param) != Some(f) => continue,
                     Param::Orientation { axis, .. } => {
-                        let e = orientation_direction(&tilt.geometry, 0.0, axis);
-                        tilt.propagator.jvp(&plan.thicknesses, &[e.as_ref()]).swap_remove(0)
+                        let e = orientation_direction(&tilt.geometry, im_f000, axis);
+                        tilt.propagator.jvp(&plan.thicknesses, &[e.as_ref()])?.swap_remove(0)
                     }
                     _ => {
                         let lookup = |h: Hkl| df.get(&h).map_or(zero, |row| row[p]);
-                        let e = structural_direction(&tilt.geometry.matrix, tilt.geometry.prefactor, &lookup, 0.0);
-                        tilt.propagator.jvp(&plan.thicknesses, &[e.as_ref()]).swap_remove(0)
+                        let d_im_f000 = df.get(&[0, 0, 0]).map_or(0.0, |row| row[p].im);
+                        let e = structural_direction(&tilt.geometry.matrix, tilt.geometry.prefactor, &lookup, d_im_f000);
+                        tilt.propagator.jvp(&plan.thicknesses, &[e.as_ref()])?.swap_remove(0)
                     }
                 };
                 for (t, (psi_t, dpsi_t)) in amplitudes.iter().zip(&dpsi).enumerate() {
@@ -212,23 +218,25 @@ impl GradientModel {
             return Err(InputError::new("loss cotangent", format!("{} values for {rows} rows", cotangent.len())).into());
         }
         let mut f_bar: HashMap<Hkl, Complex64> = HashMap::new();
+        let im_f000 = self.table.f000().im;
+        let mut im_f000_bar = 0.0;
         let mut frame_grads = vec![([0.0; 3], 0.0); self.frames.len()];
         self.for_each_tilt(|f, offset, plan, tilt, positions| {
             let width = plan.union().len();
             let bars: Vec<Vec<f64>> =
                 (0..plan.thicknesses.len()).map(|t| positions.iter().map(|&b| cotangent[offset + t * width + b]).collect()).collect();
-            let (a_bar, d_thickness) = tilt.propagator.vjp(&plan.thicknesses, &bars);
-            let reverse = matrix_vjp(&tilt.geometry, a_bar.as_ref(), 0.0, &mut f_bar);
+            let (a_bar, d_thickness) = tilt.propagator.vjp(&plan.thicknesses, &bars)?;
+            let reverse = matrix_vjp(&tilt.geometry, a_bar.as_ref(), im_f000, &mut f_bar);
+            im_f000_bar += reverse.im_f000;
             for axis in 0..3 {
                 frame_grads[f].0[axis] += reverse.orientation[axis];
             }
             frame_grads[f].1 += d_thickness.iter().sum::<f64>();
             Ok(())
         })?;
-        // 000 sits on the diagonal only through the absorptive term: drop it from F̄.
-        f_bar.remove(&[0, 0, 0]);
+        // Off-diagonal differences are never 000 (distinct beams); 000 enters through Im F(000).
         let f_bar: Vec<(Hkl, Complex64)> = f_bar.into_iter().collect();
-        let structural = structure_factor_vjp(&self.asu, &self.table, self.optics.energy_ev, false, params, &f_bar, 0.0)?;
+        let structural = structure_factor_vjp(&self.asu, &self.table, self.optics.energy_ev, self.absorption, params, &f_bar, im_f000_bar)?;
         Ok(params
             .iter()
             .zip(structural)
