@@ -51,25 +51,29 @@ impl EigenPropagator {
 
     /// dψ(t) along each direction E (an N×N perturbation of A, Hermitian or not), for every
     /// thickness: result[direction][thickness][beam]. Costs 2 GEMMs per direction plus 2N² per
-    /// thickness.
+    /// direction and thickness; G(t) is evaluated once per thickness for all directions.
     pub fn jvp(&self, thicknesses: &[f64], directions: &[MatRef<'_, Complex64>]) -> Vec<Vec<Vec<Complex64>>> {
         let n = self.len();
-        directions
-            .iter()
-            .map(|e| {
-                let rotated = to_eigenbasis(&self.vectors, *e);
-                thicknesses
-                    .iter()
-                    .map(|&t| {
-                        let tau = self.scale * t;
-                        let y: Vec<Complex64> = (0..n)
-                            .map(|j| (0..n).map(|k| divided_difference(tau, self.values[j], self.values[k]) * rotated[(j, k)] * self.alpha[k]).sum())
-                            .collect();
-                        self.to_beams(&y)
-                    })
-                    .collect()
-            })
-            .collect()
+        let rotated: Vec<Mat<Complex64>> = directions.iter().map(|e| to_eigenbasis(&self.vectors, *e)).collect();
+        let mut out = vec![Vec::with_capacity(thicknesses.len()); directions.len()];
+        let mut g_row = vec![Complex64::new(0.0, 0.0); n];
+        for &t in thicknesses {
+            let tau = self.scale * t;
+            let mut y = vec![vec![Complex64::new(0.0, 0.0); n]; directions.len()];
+            for j in 0..n {
+                // Row j of G(t) ∘ α (α folded in once for every direction).
+                for (k, g) in g_row.iter_mut().enumerate() {
+                    *g = divided_difference(tau, self.values[j], self.values[k]) * self.alpha[k];
+                }
+                for (yd, e) in y.iter_mut().zip(&rotated) {
+                    yd[j] = (0..n).map(|k| g_row[k] * e[(j, k)]).sum();
+                }
+            }
+            for (o, yd) in out.iter_mut().zip(&y) {
+                o.push(self.to_beams(yd));
+            }
+        }
+        out
     }
 
     /// ∂ψ/∂t at thickness `t` = V·((iπμ/K) ⊙ e ⊙ α) = (iπ/K)·A·ψ(t).

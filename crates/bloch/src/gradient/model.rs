@@ -183,22 +183,34 @@ impl GradientModel {
         self.for_each_tilt(|f, offset, plan, tilt, positions| {
             let width = plan.union().len();
             let amplitudes = tilt.propagator.amplitudes(&plan.thicknesses)?;
+            // Every direction of this tilt in one propagator call (G(t) or the Taylor terms shared).
+            let mut directions = Vec::new();
+            let mut which = Vec::new();
+            let mut thickness_params = Vec::new();
             for (p, param) in params.iter().enumerate() {
-                let dpsi: Vec<Vec<Complex64>> = match *param {
-                    Param::Thickness { frame } if frame == f => tilt.propagator.thickness_derivatives(&plan.thicknesses, &amplitudes),
-                    Param::Thickness { .. } | Param::Orientation { .. } if param_frame(param) != Some(f) => continue,
+                match *param {
+                    Param::Thickness { frame } if frame == f => thickness_params.push(p),
+                    Param::Thickness { .. } | Param::Orientation { .. } if param_frame(param) != Some(f) => {}
                     Param::Orientation { axis, .. } => {
-                        let e = orientation_direction(&tilt.geometry, im_f000, axis);
-                        tilt.propagator.jvp(&plan.thicknesses, &[e.as_ref()])?.swap_remove(0)
+                        directions.push(orientation_direction(&tilt.geometry, im_f000, axis));
+                        which.push(p);
                     }
                     _ => {
                         let lookup = |h: Hkl| df.get(&h).map_or(zero, |row| row[p]);
                         let d_im_f000 = df.get(&[0, 0, 0]).map_or(0.0, |row| row[p].im);
-                        let e = structural_direction(&tilt.geometry.matrix, tilt.geometry.prefactor, &lookup, d_im_f000);
-                        tilt.propagator.jvp(&plan.thicknesses, &[e.as_ref()])?.swap_remove(0)
+                        directions.push(structural_direction(&tilt.geometry.matrix, tilt.geometry.prefactor, &lookup, d_im_f000));
+                        which.push(p);
                     }
-                };
-                for (t, (psi_t, dpsi_t)) in amplitudes.iter().zip(&dpsi).enumerate() {
+                }
+            }
+            let refs: Vec<_> = directions.iter().map(|e| e.as_ref()).collect();
+            let mut dpsi = tilt.propagator.jvp(&plan.thicknesses, &refs)?;
+            for &p in &thickness_params {
+                dpsi.push(tilt.propagator.thickness_derivatives(&plan.thicknesses, &amplitudes));
+                which.push(p);
+            }
+            for (&p, dpsi) in which.iter().zip(&dpsi) {
+                for (t, (psi_t, dpsi_t)) in amplitudes.iter().zip(dpsi).enumerate() {
                     for (b, (psi, d)) in psi_t.iter().zip(dpsi_t).enumerate() {
                         out[p][offset + t * width + positions[b]] += 2.0 * (psi.conj() * d).re;
                     }
