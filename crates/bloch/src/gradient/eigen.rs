@@ -8,7 +8,10 @@
 use faer::{Mat, MatRef};
 use num_complex::Complex64;
 
+use scatterlab_core::InputError;
+
 use crate::solve::EigenPropagator;
+use crate::BlochError;
 
 /// sin(x)/x, 1 at 0 (accurate in f64 for every x ≠ 0: no cancellation).
 fn sinc(x: f64) -> f64 {
@@ -52,8 +55,12 @@ impl EigenPropagator {
     /// dψ(t) along each direction E (an N×N perturbation of A, Hermitian or not), for every
     /// thickness: result[direction][thickness][beam]. Costs 2 GEMMs per direction plus 2N² per
     /// direction and thickness; G(t) is evaluated once per thickness for all directions.
-    pub fn jvp(&self, thicknesses: &[f64], directions: &[MatRef<'_, Complex64>]) -> Vec<Vec<Vec<Complex64>>> {
+    /// A direction that is not N×N is an error.
+    pub fn jvp(&self, thicknesses: &[f64], directions: &[MatRef<'_, Complex64>]) -> Result<Vec<Vec<Vec<Complex64>>>, BlochError> {
         let n = self.len();
+        if let Some(bad) = directions.iter().find(|e| e.nrows() != n || e.ncols() != n) {
+            return Err(InputError::new("eigen jvp direction", format!("{}×{} for {n} beams", bad.nrows(), bad.ncols())).into());
+        }
         let rotated: Vec<Mat<Complex64>> = directions.iter().map(|e| to_eigenbasis(&self.vectors, *e)).collect();
         let mut out = vec![Vec::with_capacity(thicknesses.len()); directions.len()];
         let mut g_row = vec![Complex64::new(0.0, 0.0); n];
@@ -73,7 +80,7 @@ impl EigenPropagator {
                 o.push(self.to_beams(yd));
             }
         }
-        out
+        Ok(out)
     }
 
     /// ∂ψ/∂t at thickness `t` = V·((iπμ/K) ⊙ e ⊙ α) = (iπ/K)·A·ψ(t).
@@ -86,8 +93,12 @@ impl EigenPropagator {
     /// Reverse mode for intensity cotangents `cotangents[t][b]` = ∂L/∂I_b(t), I = |ψ|²: returns
     /// (Ā, ∂L/∂t per thickness), with Ā defined by dL = 2·Re Σ_ab conj(Ā_ab)·dA_ab.
     /// Ā = V·X·Vᴴ, X = Σ_t conj(G(t)) ∘ (λ̃(t)·αᴴ), λ̃ = Vᴴ(ḡ ⊙ ψ): N² per thickness + 2 GEMMs.
-    pub fn vjp(&self, thicknesses: &[f64], cotangents: &[Vec<f64>]) -> (Mat<Complex64>, Vec<f64>) {
+    /// Cotangents that are not one row of N per thickness are an error.
+    pub fn vjp(&self, thicknesses: &[f64], cotangents: &[Vec<f64>]) -> Result<(Mat<Complex64>, Vec<f64>), BlochError> {
         let n = self.len();
+        if cotangents.len() != thicknesses.len() || cotangents.iter().any(|c| c.len() != n) {
+            return Err(InputError::new("eigen vjp cotangents", format!("need {} thicknesses × {n} beams", thicknesses.len())).into());
+        }
         let mut x = Mat::<Complex64>::zeros(n, n);
         let mut d_thickness = Vec::with_capacity(thicknesses.len());
         for (&t, bar) in thicknesses.iter().zip(cotangents) {
@@ -105,7 +116,7 @@ impl EigenPropagator {
             d_thickness.push(psi.iter().zip(&dpsi).zip(bar).map(|((p, dp), g)| 2.0 * g * (p.conj() * dp).re).sum());
         }
         let a_bar = &self.vectors * (&x * self.vectors.adjoint());
-        (a_bar, d_thickness)
+        Ok((a_bar, d_thickness))
     }
 }
 

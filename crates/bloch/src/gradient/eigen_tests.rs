@@ -54,7 +54,7 @@ fn propagator(a: &Mat<Complex64>) -> EigenPropagator {
 
 /// max |dψ − L(iτA, iτE)·e₀| / max |L·e₀| over the thicknesses τ.
 fn error_vs_frechet(a: &Mat<Complex64>, e: &Mat<Complex64>, taus: &[f64]) -> f64 {
-    let dpsi = propagator(a).jvp(taus, &[e.as_ref()]);
+    let dpsi = propagator(a).jvp(taus, &[e.as_ref()]).unwrap();
     let mut worst: f64 = 0.0;
     for (t, &tau) in taus.iter().enumerate() {
         let i_tau = Complex64::new(0.0, tau);
@@ -132,7 +132,7 @@ fn vjp_matches_jvp() {
     let thicknesses = [0.7, 5.0, 30.0];
     let cotangents: Vec<Vec<f64>> = thicknesses.iter().map(|_| (0..10).map(|_| rng.gen_range(-1.0..1.0)).collect()).collect();
     let p = propagator(&a);
-    let dpsi = p.jvp(&thicknesses, &[e.as_ref()]);
+    let dpsi = p.jvp(&thicknesses, &[e.as_ref()]).unwrap();
     let mut forward = 0.0;
     for (t, &thickness) in thicknesses.iter().enumerate() {
         let psi = p.amplitudes(thickness);
@@ -140,7 +140,8 @@ fn vjp_matches_jvp() {
             forward += cotangents[t][b] * 2.0 * (psi[b].conj() * dpsi[0][t][b]).re;
         }
     }
-    let (a_bar, _) = p.vjp(&thicknesses, &cotangents);
+    let (a_bar, _) = p.vjp(&thicknesses, &cotangents).unwrap();
+    assert!(p.vjp(&thicknesses, &cotangents[..1]).is_err() && p.jvp(&thicknesses, &[a.as_ref().submatrix(0, 0, 3, 3)]).is_err());
     let reverse: f64 = (0..10).flat_map(|i| (0..10).map(move |j| (i, j))).map(|(i, j)| 2.0 * (a_bar[(i, j)].conj() * e[(i, j)]).re).sum();
     assert!((forward - reverse).abs() < 1e-12 * forward.abs().max(1.0), "{forward} vs {reverse}");
 }
@@ -162,7 +163,7 @@ fn thickness_jvp_matches_phase() {
     }
     // The reverse thickness derivative is Σ ḡ·dI/dt.
     let cotangents: Vec<Vec<f64>> = thicknesses.iter().map(|_| (0..9).map(|_| rng.gen_range(-1.0..1.0)).collect()).collect();
-    let (_, d_thickness) = p.vjp(&thicknesses, &cotangents);
+    let (_, d_thickness) = p.vjp(&thicknesses, &cotangents).unwrap();
     for (t, &thickness) in thicknesses.iter().enumerate() {
         let (psi, dpsi) = (p.amplitudes(thickness), p.thickness_derivative(thickness));
         let expected: f64 = (0..9).map(|b| cotangents[t][b] * 2.0 * (psi[b].conj() * dpsi[b]).re).sum();

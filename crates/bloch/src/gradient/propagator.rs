@@ -3,6 +3,7 @@
 
 use faer::{Mat, MatRef};
 use num_complex::Complex64;
+use scatterlab_core::InputError;
 
 use super::taylor::{taylor_jvp, taylor_vjp};
 use crate::matrix::StructureMatrix;
@@ -69,8 +70,11 @@ impl TiltPropagator {
     /// dψ[direction][t][beam] along each direction ∂A.
     pub fn jvp(&self, thicknesses: &[f64], directions: &[MatRef<'_, Complex64>]) -> Result<Vec<Vec<Vec<Complex64>>>, BlochError> {
         match self {
-            Self::Eigen(p) => Ok(p.jvp(thicknesses, directions)),
+            Self::Eigen(p) => p.jvp(thicknesses, directions),
             Self::Taylor(p) => {
+                if let Some(bad) = directions.iter().find(|e| e.nrows() != p.n || e.ncols() != p.n) {
+                    return Err(InputError::new("Taylor jvp direction", format!("{}×{} for {} beams", bad.nrows(), bad.ncols(), p.n)).into());
+                }
                 let flat: Vec<Vec<Complex64>> =
                     directions.iter().map(|e| (0..p.n).flat_map(|i| (0..p.n).map(move |j| e[(i, j)])).collect()).collect();
                 let refs: Vec<&[Complex64]> = flat.iter().map(Vec::as_slice).collect();
@@ -95,8 +99,11 @@ impl TiltPropagator {
     /// (Ā, ∂L/∂t per thickness) for intensity cotangents[t][beam].
     pub fn vjp(&self, thicknesses: &[f64], cotangents: &[Vec<f64>]) -> Result<(Mat<Complex64>, Vec<f64>), BlochError> {
         match self {
-            Self::Eigen(p) => Ok(p.vjp(thicknesses, cotangents)),
+            Self::Eigen(p) => p.vjp(thicknesses, cotangents),
             Self::Taylor(p) => {
+                if cotangents.len() != thicknesses.len() || cotangents.iter().any(|c| c.len() != p.n) {
+                    return Err(InputError::new("Taylor vjp cotangents", format!("need {} thicknesses × {} beams", thicknesses.len(), p.n)).into());
+                }
                 let psi = self.amplitudes(thicknesses)?;
                 let lambdas: Vec<Vec<Complex64>> = psi.iter().zip(cotangents).map(|(v, g)| v.iter().zip(g).map(|(x, y)| x * *y).collect()).collect();
                 let a_bar = taylor_vjp(p.n, &p.a, p.start, &p.plan, &lambdas)?;
