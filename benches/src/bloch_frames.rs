@@ -23,6 +23,12 @@ pub struct BenchFrame {
     pub frame: Frame,
     /// "diffBloch plan" or a description of the native stand-in.
     pub source: String,
+    /// The CIF text (for the asymmetric unit of the gradient model).
+    pub cif: String,
+    /// O before the tilts.
+    pub orientation: Mat3,
+    /// Tilt angles about lab x (degrees): O_i = R_x(θ_i)·O.
+    pub tilts_deg: Vec<f64>,
 }
 
 /// Where the fixtures live (shared/fixtures/bloch).
@@ -39,13 +45,17 @@ fn json_file(path: PathBuf) -> Value {
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).expect("fixture JSON")
 }
 
-/// The crystal of frame `name`: quartz_aniso of reference.json or the vendored borane.
-pub fn crystal(name: &str) -> Crystal {
-    let cif = match name {
+/// The CIF of frame `name`: quartz_aniso of reference.json or the vendored borane.
+pub fn cif(name: &str) -> String {
+    match name {
         "quartz" => json_file(fixtures_dir().join("reference.json"))["crystals"]["quartz_aniso"]["cif"].as_str().expect("quartz_aniso CIF").to_owned(),
         _ => borane_cif(),
-    };
-    parse_cif(name, &cif).expect("benchmark CIF parses")
+    }
+}
+
+/// The crystal (P1) of frame `name`.
+pub fn crystal(name: &str) -> Crystal {
+    parse_cif(name, &cif(name)).expect("benchmark CIF parses")
 }
 
 fn mat3(v: &Value) -> Mat3 {
@@ -78,7 +88,8 @@ pub fn from_peer(case: &Value) -> BenchFrame {
         thicknesses_a: vec![case["thickness"].as_f64().expect("thickness")],
         absorption: false,
     };
-    BenchFrame { name, crystal, optics, frame, source: "diffBloch plan".to_owned() }
+    let tilts_deg = case["tilts_deg"].as_array().expect("tilts_deg").iter().map(|t| t.as_f64().expect("tilt angle")).collect();
+    BenchFrame { cif: cif(&name), name, crystal, optics, frame, source: "diffBloch plan".to_owned(), orientation, tilts_deg }
 }
 
 /// Rotation by `deg` degrees about lab axis 0, 1 or 2 (right-handed).
@@ -126,7 +137,7 @@ pub fn native(name: &str) -> BenchFrame {
         (per_tilt.into_iter().enumerate().map(|(i, hkl)| Segment { hkl, tilts: vec![i] }).collect(), "native: per-tilt selection")
     };
     let frame = Frame { name: name.to_owned(), direct: simulation.direct, orientations, segments, thicknesses_a: vec![thickness], absorption: false };
-    BenchFrame { name: name.to_owned(), crystal, optics, frame, source: source.to_owned() }
+    BenchFrame { name: name.to_owned(), crystal, optics, frame, source: source.to_owned(), cif: cif(name), orientation, tilts_deg: angles }
 }
 
 /// Beams per tilt of a frame (the size of the segment covering it).

@@ -11,8 +11,8 @@
 //! support, every matrix, every solve, summed per hkl (eigen: real-symmetric when A is real;
 //! expm: Padé-13), median of 5 after a warm-up, wall and CPU. Without Python the frames are our own
 //! selection and the peer's column is "-" (`SCATTERLAB_DIFFBLOCH_JSON=file` reuses a saved peer
-//! output instead of running it). Forward+backward rows print "-" until the gradient
-//! code (crates/bloch/src/gradient) provides a reverse-mode loss gradient.
+//! output instead of running it). Forward+backward: ours is `GradientModel::loss_gradient`
+//! (reverse mode, eigen path; "-" on the matrix_exp rows until a Taylor adjoint exists).
 //!
 //! `cargo run --release -p scatterlab-benches --bin bloch_bench [quartz,borane]`
 //! (`SCATTERLAB_BLOCH_PROFILE=seconds` only loops our fast forward, for `perf record`).
@@ -23,7 +23,9 @@ use std::time::Instant;
 
 use scatterlab_benches::bloch_frames::{beams_per_tilt, from_peer, native, BenchFrame};
 use scatterlab_benches::timing::cpu_seconds;
-use scatterlab_bloch::beams::Hkl;
+use scatterlab_bloch::beams::{g_vector, norm, Hkl};
+use scatterlab_bloch::crystal::parse_cif_asymmetric;
+use scatterlab_bloch::gradient::{FramePlan, GradientModel, Param};
 use scatterlab_bloch::frame::{fast_intensities, SupportTable};
 use scatterlab_bloch::matrix::Conventions;
 use scatterlab_bloch::pattern::{Method, Pattern};
@@ -118,12 +120,35 @@ fn load() -> String {
     std::fs::read_to_string("/proc/loadavg").map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" ")).unwrap_or_else(|_| "?".to_owned())
 }
 
-/// The forward+backward row of ours: the gradient code is another helper's work in progress.
-// GRADIENT ROWS: when crates/bloch/src/gradient lands, time GradientModel::loss_gradient here
-// (L = Σ_b w_b·I_b over every free position and U, reverse mode, eigen real-symmetric when A is
-// real, and Taylor + adjoint for the matrix_exp column) and return Some((wall, cpu)).
-fn ours_forward_backward(_frame: &BenchFrame, _solver: Solver) -> Option<(f64, f64)> {
-    None
+/// Our forward+backward: [`GradientModel::loss_gradient`] of L = Σ_rows I (cotangent 1 on every
+/// union beam) over every free position and U of the asymmetric unit (diffBloch trains positions
+/// and ADPs), eigen path (the only one the gradient code has so far: the matrix_exp rows stay "-").
+/// The model (frozen optics, per-tilt beams of the same segments, F tabulated on the full grid) is
+/// built once outside the timing; each timed call solves every tilt, its vjp and F̄ → parameters.
+fn ours_forward_backward(b: &BenchFrame, solver: Solver) -> Option<(f64, f64)> {
+    if solver != Solver::Eigen {
+        return None;
+    }
+    let asu = parse_cif_asymmetric(&b.name, &b.cif).map_err(|e| eprintln!("{}: asymmetric unit: {e}", b.name)).ok()?;
+    let mut beams = vec![Vec::new(); b.frame.orientations.len()];
+    for segment in &b.frame.segments {
+        for &t in &segment.tilts {
+            beams[t].clone_from(&segment.hkl);
+        }
+    }
+    let plan = FramePlan { orientation: b.orientation, tilts_deg: b.tilts_deg.clone(), beams, thicknesses: b.frame.thicknesses_a.clone() };
+    let g_max = b.frame.segments.iter().flat_map(|s| &s.hkl).map(|h| norm(g_vector(*h, &b.crystal.cell.reciprocal_matrix()))).fold(0.0, f64::max);
+    let model = GradientModel::new(asu, b.optics, vec![plan], 2.0 * g_max + 0.5, false).map_err(|e| eprintln!("{}: gradient model: {e}", b.name)).ok()?;
+    let params: Vec<Param> = model.all_params().ok()?.into_iter().filter(|p| matches!(p, Param::Position { .. } | Param::Uiso { .. } | Param::Uaniso { .. })).collect();
+    let cotangent = vec![1.0; model.rows().len()];
+    if let Err(e) = model.loss_gradient(&cotangent, &params) {
+        eprintln!("{}: loss gradient: {e}", b.name);
+        return None;
+    }
+    println!("  ours fwd+bwd: GradientModel::loss_gradient over {} parameters (positions, U), eigen", params.len());
+    Some(per_run_seconds(|| {
+        std::hint::black_box(model.loss_gradient(&cotangent, &params).expect("loss gradient"));
+    }))
 }
 
 fn main() {
@@ -203,6 +228,10 @@ fn main() {
             let key_off = format!("{method}/forward_backward/checkpoint_off");
             rows.push((b.name.clone(), format!("{mean:.0}/{max}"), n.len(), format!("{method} fwd+bwd (ckpt off)"), secs(case, &key_off), ours_fb));
             report.insert(format!("{}/{method}/forward", b.name), json!({ "ours": ours.0, "diffbloch": theirs.map(|t| t.0) }));
+            report.insert(
+                format!("{}/{method}/forward_backward", b.name),
+                json!({ "ours": ours_fb.map(|t| t.0), "diffbloch_checkpoint_on": secs(case, &key).map(|t| t.0), "diffbloch_checkpoint_off": secs(case, &key_off).map(|t| t.0) }),
+            );
         }
     }
     println!("\n{:<7} | {:>9} | {:>5} | {:<24} | {:>17} | {:>17} | {:>6} | goal ≥ {GOAL}×", "frame", "N mean/max", "tilts", "path", "diffBloch s w/cpu", "ours s w/cpu", "ratio");
