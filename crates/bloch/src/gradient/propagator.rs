@@ -1,7 +1,7 @@
 //! One tilt's propagator for the gradients: the Hermitian eigen path (divided differences) or,
 //! for absorptive matrices (or on request), the Taylor path (forward duals, discrete adjoint).
 
-use faer::{Mat, MatRef};
+use faer::{Mat, MatRef, Side};
 use num_complex::Complex64;
 use scatterlab_core::InputError;
 
@@ -26,6 +26,30 @@ pub struct TaylorTilt {
     scale: f64,
 }
 
+/// The eigendecomposition of a real symmetric A (every Im A_ab == 0, e.g. a centrosymmetric
+/// crystal with its origin on −1) by faer's real solver, ~4× fewer flops than the complex one;
+/// `None` when A has an imaginary part. The gradients downstream are unchanged (V cast to complex).
+fn real_symmetric_eigen(matrix: &StructureMatrix, object: &str) -> Result<Option<EigenPropagator>, BlochError> {
+    let n = matrix.hkl.len();
+    if (0..n).any(|j| (0..n).any(|i| matrix.a[(i, j)].im != 0.0)) {
+        return Ok(None);
+    }
+    let real = Mat::from_fn(n, n, |i, j| matrix.a[(i, j)].re);
+    let evd = real.self_adjoint_eigen(Side::Lower).map_err(|e| BlochError::Numerical {
+        object: object.to_owned(),
+        message: format!("real symmetric eigendecomposition did not converge ({e:?})"),
+    })?;
+    let values: Vec<f64> = evd.S().column_vector().iter().copied().collect();
+    if values.iter().any(|v| !v.is_finite()) {
+        return Err(BlochError::Numerical { object: object.to_owned(), message: "non-finite eigenvalue".to_owned() });
+    }
+    let u = evd.U();
+    let vectors = Mat::from_fn(n, n, |i, k| Complex64::new(u[(i, k)], 0.0));
+    // α = Vᴴe₀₀₀: the 000 row of V.
+    let alpha = (0..n).map(|k| vectors[(matrix.index_000, k)]).collect();
+    Ok(Some(EigenPropagator { vectors, values, alpha, scale: std::f64::consts::PI / matrix.k }))
+}
+
 /// Eigen (Hermitian A) or Taylor (any A).
 #[derive(Debug, Clone)]
 pub enum TiltPropagator {
@@ -41,6 +65,9 @@ impl TiltPropagator {
     pub fn new(matrix: &StructureMatrix, thicknesses: &[f64], taylor: bool, object: &str) -> Result<Self, BlochError> {
         let n = matrix.hkl.len();
         if matrix.hermitian && !taylor {
+            if let Some(real) = real_symmetric_eigen(matrix, object)? {
+                return Ok(Self::Eigen(real));
+            }
             let mut initial = vec![Complex64::new(0.0, 0.0); n];
             initial[matrix.index_000] = Complex64::new(1.0, 0.0);
             return Ok(Self::Eigen(EigenPropagator::new(matrix, &initial, object)?));
