@@ -19,6 +19,12 @@ pub trait FrameSource {
     /// The next batch of at most `max_frames` frames as (first frame, pixels); `None` at the end.
     /// Errors name the file (the STEM loader's messages).
     fn next_batch(&mut self, max_frames: usize) -> Result<Option<(u64, PixelSlice<'_>)>, String>;
+
+    /// Whether the next batch can be read now. A source whose bytes arrive asynchronously (the
+    /// browser's files) answers `false` while it waits, and the loader tries again next frame.
+    fn ready(&mut self) -> bool {
+        true
+    }
 }
 
 /// An opened acquisition read through the STEM crate's pull stream.
@@ -82,12 +88,16 @@ impl Loader {
         self.batches
     }
 
-    /// Reads batches into `resident` until `budget` has passed (at least one batch).
+    /// Reads batches into `resident` until `budget` has passed (at least one batch, unless the
+    /// source is waiting for bytes: then none, and the load goes on next frame).
     pub fn pump(&mut self, resident: &mut Resident, budget: Duration) -> Result<Pumped, String> {
         let t0 = Instant::now();
         loop {
             if resident.is_complete() {
                 return Ok(Pumped::Done);
+            }
+            if !self.source.ready() {
+                return Ok(Pumped::Progress);
             }
             let want = BATCH_FRAMES.min(resident.n_frames() - resident.loaded());
             let Some((first, data)) = self.source.next_batch(want)? else {

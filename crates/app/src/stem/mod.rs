@@ -16,6 +16,8 @@ pub mod export;
 pub mod loader;
 pub mod open;
 pub mod resident;
+pub mod staged;
+pub mod staged_open;
 pub mod view;
 
 mod controls;

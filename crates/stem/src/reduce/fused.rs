@@ -38,6 +38,7 @@ pub struct FusedPass {
     max16: Vec<u16>,
     pending: usize,
     /// Which build of the narrow kernel the CPU runs (detected once).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // read by the x86-64 builds only
     simd: narrow::Simd,
 }
 

@@ -12,6 +12,7 @@ const TILE: usize = 2048;
 /// The builds of the narrow kernel: the same code compiled for the SSE2 baseline, for AVX2, or
 /// for AVX-512 (BW/VL); chosen at run time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // wider builds exist on x86-64 only
 pub(super) enum Simd {
     /// The target's baseline (SSE2 on x86-64, simd128 in the browser).
     Baseline,
