@@ -114,6 +114,10 @@ impl eframe::App for ScatterlabApp {
             ui.ctx().request_repaint();
         }
         self.frames += 1;
+        #[cfg(target_arch = "wasm32")]
+        if stem::browser_files::take_focus() {
+            self.workspace = Workspace::Stem;
+        }
 
         egui::Panel::top("scatterlab_top").show(ui, |ui| {
             ui.horizontal(|ui| {

@@ -6,6 +6,7 @@
 //! const app = await start("scatterlab-canvas");
 //! JSON.parse(app.status());          // tab, fit progress and result
 //! app.landmark("Run fit");           // [x, y, w, h] of that button on the canvas, CSS px
+//! app.open_files([...input.files]);  // a 4D-STEM master + data files, read in pieces
 //! ```
 //!
 //! After the first frame is painted the page's root element gets `data-app-ready="1"` and
@@ -51,6 +52,19 @@ impl AppControl {
             r.width() * zoom,
             r.height() * zoom,
         ])
+    }
+
+    /// Opens a 4D-STEM acquisition from `files` (an array of `File`: a Dectris master with its
+    /// data files, or one HDF5 file) without reading them whole; the app switches to 4D-STEM
+    /// once it opened, and shows the error naming the file if it cannot. Returns at once.
+    pub fn open_files(&self, files: js_sys::Array) -> Result<(), JsValue> {
+        let ctx = self.ctx.borrow().clone().ok_or_else(|| JsValue::from_str("scatterlab: the app has not drawn its first frame yet"))?;
+        let files = files
+            .iter()
+            .map(|f| f.dyn_into::<web_sys::File>().map_err(|_| JsValue::from_str("scatterlab: open_files takes an array of File objects")))
+            .collect::<Result<Vec<_>, _>>()?;
+        crate::stem::browser_files::open_files(files, ctx);
+        Ok(())
     }
 }
 

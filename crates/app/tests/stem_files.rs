@@ -33,16 +33,7 @@ fn dev_small_bf_equals_the_reference() {
     // params.json references.auto_probe_*.
     assert!((probe.center[0] - 32.096085409252666).abs() < 1e-9 && (probe.center[1] - 31.551601423487543).abs() < 1e-9, "{probe:?}");
     assert!((probe.radius - 9.45754080179648).abs() < 1e-9);
-    harness.state_mut().stem.detectors[0] = Detector { name: "BF".into(), shape: Shape::Disc { center: [32.3, 31.6], radius: 9.5 } };
-    harness.state_mut().stem.touch_detectors();
-    harness.step();
-    let f = H5File::open_path(dir.join("dev_small_reference.h5")).expect("reference");
-    let t = tree(&f, &TreeOptions { attrs: false, ..Default::default() });
-    let node = t.nodes.iter().find(|n| n.path.rsplit('/').next() == Some("bf") && matches!(n.kind, NodeKind::Dataset(_))).expect("bf in reference");
-    let want = dataset_numbers(&f, &node.path).expect("bf values");
-    let got: Vec<f64> = harness.state().stem.virtual_image(0).expect("BF").iter().map(|&v| v as f64).collect();
-    assert_eq!(got, want, "BF image = reference bf, exactly");
-    assert_eq!(got.iter().sum::<f64>(), 754651.0, "params.json bf total");
+    assert_bf_is_the_reference(&mut harness);
     let stem = &harness.state().stem;
     assert!(stem.dpc().is_some_and(|d| d.idpc.is_ok()), "dev_small is calibrated: iDPC shown");
 }
@@ -126,4 +117,53 @@ fn dropping_an_acquisitions_files_opens_its_master() {
     assert!(stem.error().is_none(), "{:?}", stem.error());
     assert_eq!(stem.data().map(|d| (d.name.as_str(), d.loaded())), Some(("dev_small_master.h5", 256)));
     assert_eq!(stem.path, dir.join("dev_small_master.h5").display().to_string());
+}
+
+/// Puts the fixture's BF disc on detector 0 and checks its image against dev_small_reference.h5
+/// `bf`, exactly.
+fn assert_bf_is_the_reference(harness: &mut egui_kittest::Harness<'_, scatterlab_app::ScatterlabApp>) {
+    let dir = common::fixtures_dir().join("stem");
+    harness.state_mut().stem.detectors[0] = Detector { name: "BF".into(), shape: Shape::Disc { center: [32.3, 31.6], radius: 9.5 } };
+    harness.state_mut().stem.touch_detectors();
+    harness.step();
+    let f = H5File::open_path(dir.join("dev_small_reference.h5")).expect("reference");
+    let t = tree(&f, &TreeOptions { attrs: false, ..Default::default() });
+    let node = t.nodes.iter().find(|n| n.path.rsplit('/').next() == Some("bf") && matches!(n.kind, NodeKind::Dataset(_))).expect("bf in reference");
+    let want = dataset_numbers(&f, &node.path).expect("bf values");
+    let got: Vec<f64> = harness.state().stem.virtual_image(0).expect("BF").iter().map(|&v| v as f64).collect();
+    assert_eq!(got, want, "BF image = reference bf, exactly");
+    assert_eq!(got.iter().sum::<f64>(), 754651.0, "params.json bf total");
+}
+
+/// The browser's path, natively: the acquisition opened from staged files (metadata fetched in
+/// ranges, each data file handed over whole when the stream asks) gives the same BF image.
+#[test]
+fn dev_small_from_staged_files_equals_the_reference() {
+    use std::sync::Arc;
+
+    use scatterlab_app::stem::staged::StagedFiles;
+    use scatterlab_app::stem::staged_open::open_staged;
+
+    let dir = common::fixtures_dir().join("stem");
+    let names: Vec<String> = ["dev_small_master.h5", "dev_small_data_000001.h5", "dev_small_data_000002.h5", "dev_small_data_000003.h5"].map(String::from).to_vec();
+    let read = |name: &str| std::fs::read(dir.join(name)).expect("fixture file");
+    let files = Arc::new(StagedFiles::new(names.iter().map(|n| (n.clone(), read(n).len() as u64))));
+    let acq = pollster::block_on(open_staged(&files, "dev_small_master.h5", |i, start, end| {
+        let bytes = read(&names[i])[start as usize..end as usize].to_vec();
+        async move { Ok(bytes) }
+    }))
+    .expect("opens from staged files");
+    let mut harness = stem_app();
+    settle(&mut harness);
+    let (held, names2, dir2) = (files.clone(), names.clone(), dir.clone());
+    let request = Box::new(move |i: usize| {
+        let whole = std::fs::read(dir2.join(&names2[i])).expect("data file");
+        held.put_whole(i, whole).expect("whole file");
+    });
+    harness.state_mut().stem.open_staged(acq, files, request);
+    settle(&mut harness);
+    let stem = &harness.state().stem;
+    assert!(stem.error().is_none(), "{:?}", stem.error());
+    assert_eq!(stem.data().map(|d| d.loaded()), Some(256));
+    assert_bf_is_the_reference(&mut harness);
 }

@@ -9,6 +9,8 @@
 //! on the CPU; the frame time of the last virtual-image update is shown with the device.
 
 pub mod browse;
+#[cfg(target_arch = "wasm32")]
+pub mod browser_files;
 pub mod detectors;
 pub mod dpc;
 pub mod example;

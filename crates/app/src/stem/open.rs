@@ -29,6 +29,15 @@ pub fn open_path(path: &Path) -> Result<Opened, String> {
 
 /// The workspace's view of an opened acquisition.
 pub fn opened(acq: Acquisition) -> Result<Opened, String> {
+    let (mut resident, notes) = describe(&acq)?;
+    let source = AcquisitionSource::new(acq);
+    resident.n_masked = source.n_masked();
+    Ok(Opened { resident, source, notes })
+}
+
+/// Room for the frames of `acq` (`n_masked` left for the caller's source to fill in) and the notes
+/// worth showing about it (missing data files, metadata warnings, frame count vs scan).
+pub fn describe(acq: &Acquisition) -> Result<(Resident, Vec<String>), String> {
     let name = acq.master().to_owned();
     let scan = acq.scan_shape().map_err(|e| e.to_string())?;
     let scan = [scan.rows, scan.cols];
@@ -47,8 +56,6 @@ pub fn opened(acq: Acquisition) -> Result<Opened, String> {
     if acq.n_frames() != frames as u64 {
         notes.push(format!("{name}: {} frames for a {}×{} scan; the images show the first {}", acq.n_frames(), scan[0], scan[1], frames.min(acq.n_frames() as usize)));
     }
-    let mut resident = Resident::new(&name, scan, acq.det_shape(), acq.pixel_kind(), calibration)?;
-    let source = AcquisitionSource::new(acq);
-    resident.n_masked = source.n_masked();
-    Ok(Opened { resident, source, notes })
+    let resident = Resident::new(&name, scan, acq.det_shape(), acq.pixel_kind(), calibration)?;
+    Ok((resident, notes))
 }

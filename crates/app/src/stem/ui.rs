@@ -73,6 +73,12 @@ impl StemPanel {
                     self.open_path(&path);
                 }
             }
+            #[cfg(target_arch = "wasm32")]
+            if ui.button("Open files…").on_hover_text("A Dectris master with its data files (select them all), or a single HDF5 file; read in pieces, never whole").clicked() {
+                if let Err(e) = super::browser_files::pick_files(ui.ctx().clone()) {
+                    self.set_error(format!("file picker: {e}"));
+                }
+            }
             if let Some(d) = &self.data {
                 ui.label(format!(
                     "{} · scan {}×{} · detector {}×{} · {} masked px",

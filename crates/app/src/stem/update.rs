@@ -5,12 +5,17 @@ use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::time::Duration;
 
+use std::sync::Arc;
+
+use scatterlab_stem::load::Acquisition;
 use scatterlab_stem::reduce::auto_probe;
 use web_time::Instant;
 
 use super::detectors::{Detector, Preset};
 use super::loader::{FrameSource, Loader, Pumped};
 use super::resident::Resident;
+use super::staged::StagedFiles;
+use super::staged_open::StagedSource;
 use super::{dpc, example, open, StemPanel, VirtualImages};
 
 /// How often the images refresh while frames arrive, at most.
@@ -39,6 +44,28 @@ impl StemPanel {
             }
             Err(e) => self.error = Some(e),
         }
+    }
+
+    /// Starts loading `acq`, opened from staged `files` (the browser's): each data file is asked
+    /// for whole through `request(file index)` when the stream reaches it, and loading waits until
+    /// [`StagedFiles::put_whole`](super::staged::StagedFiles::put_whole) delivers it.
+    pub fn open_staged(&mut self, acq: Acquisition, files: Arc<StagedFiles>, request: Box<dyn FnMut(usize)>) {
+        self.started = true;
+        let master = acq.master().to_owned();
+        match open::describe(&acq) {
+            Ok((mut resident, notes)) => {
+                let source = StagedSource::new(acq, files, request);
+                resident.n_masked = source.n_masked();
+                self.start(resident, Box::new(source), notes);
+                self.path = master;
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    /// Shows `message` as the workspace's error (the open acquisition stays).
+    pub fn set_error(&mut self, message: String) {
+        self.error = Some(message);
     }
 
     fn start(&mut self, resident: Resident, source: Box<dyn FrameSource>, notes: Vec<String>) {
@@ -79,12 +106,15 @@ impl StemPanel {
         if let Some(path) = master.cloned() {
             // Natively the path is absolute: the master's data files are found beside it.
             if cfg!(target_arch = "wasm32") {
-                self.error = Some(format!("{}: opening dropped files in the browser comes later; the example stays open", path.display()));
+                // index.html hands drops to `AppControl::open_files` before eframe reads them whole.
+                self.error = Some(format!("{}: drop files on the page of index.html, or use Open files…; the example stays open", path.display()));
             } else {
                 self.path = path.display().to_string();
                 self.open_path(&path);
             }
         }
+        #[cfg(target_arch = "wasm32")]
+        super::browser_files::deliver(self, ctx);
         if self.loader.is_some() {
             self.pump(self.load_budget);
             ctx.request_repaint();

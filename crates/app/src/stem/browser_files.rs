@@ -1,0 +1,134 @@
+//! Browser-only: 4D-STEM files the user picked or dropped, opened without reading them whole.
+//! The acquisition opens from byte ranges (`Blob.slice().arrayBuffer()`, see [`super::staged`]);
+//! while frames stream, each data file is read whole when the stream reaches it and let go after.
+//!
+//! Results arrive from `spawn_local` tasks, so they wait in this thread's inbox until the next UI
+//! frame hands them to the workspace ([`deliver`]); a later open supersedes an earlier one still
+//! in flight (its result is dropped).
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use scatterlab_stem::load::Acquisition;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::{spawn_local, JsFuture};
+
+use super::staged::StagedFiles;
+use super::staged_open::{open_staged, pick_master};
+use super::StemPanel;
+
+/// An opened acquisition with its staged files and the browser files behind them.
+type Opened = (Acquisition, Arc<StagedFiles>, Rc<Vec<web_sys::File>>);
+
+thread_local! {
+    /// The number of the latest open (results of earlier ones are dropped).
+    static GENERATION: Cell<u64> = const { Cell::new(0) };
+    /// What the latest open produced, until the next frame takes it.
+    static INBOX: RefCell<Option<Result<Opened, String>>> = const { RefCell::new(None) };
+    /// Errors reading a data file while streaming, until the next frame shows them.
+    static STREAM_ERRORS: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    /// Set when an open finished: the app switches to the 4D-STEM workspace.
+    static FOCUS: Cell<bool> = const { Cell::new(false) };
+}
+
+fn js_error(e: JsValue) -> String {
+    e.as_string().unwrap_or_else(|| format!("{e:?}"))
+}
+
+/// Bytes `start..end` of `file`.
+async fn read_range(file: web_sys::File, start: u64, end: u64) -> Result<Vec<u8>, String> {
+    let blob = file.slice_with_f64_and_f64(start as f64, end as f64).map_err(|e| format!("{}: {}", file.name(), js_error(e)))?;
+    let buffer = JsFuture::from(blob.array_buffer()).await.map_err(|e| format!("{}: {}", file.name(), js_error(e)))?;
+    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+}
+
+/// Opens the acquisition among `files` (its `*_master.h5`, else the only HDF5 file) in the
+/// background; the next UI frame after it opened starts loading it.
+pub fn open_files(files: Vec<web_sys::File>, repaint: egui::Context) {
+    let generation = GENERATION.with(|g| {
+        g.set(g.get() + 1);
+        g.get()
+    });
+    let post = move |result: Result<Opened, String>| {
+        if GENERATION.with(Cell::get) == generation {
+            INBOX.with(|i| *i.borrow_mut() = Some(result));
+            FOCUS.with(|f| f.set(true));
+        }
+        repaint.request_repaint();
+    };
+    let names: Vec<String> = files.iter().map(web_sys::File::name).collect();
+    let master = match pick_master(&names) {
+        Ok(m) => m,
+        Err(e) => return post(Err(e)),
+    };
+    let staged = Arc::new(StagedFiles::new(names.into_iter().zip(files.iter().map(|f| f.size() as u64))));
+    let files = Rc::new(files);
+    spawn_local(async move {
+        let fetch = |i: usize, start: u64, end: u64| {
+            let file = files.get(i).cloned();
+            async move { read_range(file.ok_or_else(|| format!("no file number {i}"))?, start, end).await }
+        };
+        let result = open_staged(&staged, &master, fetch).await;
+        post(result.map(|acq| (acq, staged.clone(), files.clone())));
+    });
+}
+
+/// Opens the browser's file dialog (several files, for a master and its data files).
+pub fn pick_files(repaint: egui::Context) -> Result<(), String> {
+    let document = web_sys::window().and_then(|w| w.document()).ok_or("no document (not running in a page?)")?;
+    let input: web_sys::HtmlInputElement = document.create_element("input").map_err(js_error)?.dyn_into().map_err(|_| "cannot create a file input".to_owned())?;
+    input.set_type("file");
+    input.set_multiple(true);
+    input.set_accept(".h5,.hdf5,.nxs,.hdf");
+    let chosen = input.clone();
+    // Called once when the user picks files (never when they cancel: then it is just dropped).
+    let on_change = Closure::once_into_js(move || {
+        let Some(list) = chosen.files() else { return };
+        let files: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
+        if !files.is_empty() {
+            open_files(files, repaint);
+        }
+    });
+    input.set_onchange(Some(on_change.unchecked_ref()));
+    input.click();
+    Ok(())
+}
+
+/// Whether an open finished since the last call (the app then shows the 4D-STEM workspace).
+pub fn take_focus() -> bool {
+    FOCUS.with(|f| f.replace(false))
+}
+
+/// Hands what arrived since the last frame to `panel`: an opened acquisition starts loading (its
+/// data files are read whole one at a time as the stream reaches them), an error is shown.
+pub fn deliver(panel: &mut StemPanel, ctx: &egui::Context) {
+    for e in STREAM_ERRORS.with(|s| std::mem::take(&mut *s.borrow_mut())) {
+        panel.cancel();
+        panel.set_error(e);
+    }
+    let Some(result) = INBOX.with(|i| i.borrow_mut().take()) else { return };
+    match result {
+        Ok((acq, staged, files)) => {
+            let (held, repaint) = (staged.clone(), ctx.clone());
+            let request = Box::new(move |i: usize| {
+                let (held, repaint, file) = (held.clone(), repaint.clone(), files.get(i).cloned());
+                spawn_local(async move {
+                    let Some(file) = file else { return };
+                    let len = file.size() as u64;
+                    let whole = match read_range(file, 0, len).await {
+                        Ok(bytes) => held.put_whole(i, bytes),
+                        Err(e) => Err(e),
+                    };
+                    if let Err(e) = whole {
+                        STREAM_ERRORS.with(|s| s.borrow_mut().push(format!("reading a data file: {e}")));
+                    }
+                    repaint.request_repaint();
+                });
+            });
+            panel.open_staged(acq, staged, request);
+        }
+        Err(e) => panel.set_error(e),
+    }
+}
