@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end stage: builds dist/ (without touching sources.json), then in headless Chromium
 # (WebGPU on SwiftShader, fresh profile, served on 127.0.0.1 at a free port):
-#   tests/e2e/app.mjs      index.html: the egui app ready, WebGPU backend, no console errors, non-blank screenshot
+#   tests/e2e/app.mjs      index.html: the egui app ready, WebGPU backend, no console errors, non-blank screenshot, dev_small via open_files
 #   tests/e2e/package.mjs  the npm package (wrapper + worker + wasm) on CPU and GPU, errors as Errors
 #   tests/e2e/fit.mjs      fitting in the package's worker: progress, seeded result, cancel, resume, polish
 #   tests/e2e/app_fit.mjs  the app's Fit tab through its widgets: file dialog, fit in the worker, downloads, cancel, MCMC

@@ -168,6 +168,7 @@ impl ScatterlabApp {
             "loading": stem.is_loading(),
             "framesLoaded": stem.data().map(|d| d.loaded()),
             "framesTotal": stem.data().map(|d| d.n_frames()),
+            "countsTotal": stem.fused().map(|f| f.total.iter().sum::<u64>()),
             "error": stem.error(),
             "device": stem.device(),
             "frameTimeMs": stem.frame_time().map(|t| t.as_secs_f64() * 1e3),
