@@ -2,8 +2,8 @@
 //! file synchronously outside a Web Worker). The HDF5 and STEM crates read synchronously, so a
 //! read of bytes not yet here fails, the set records which bytes were wanted, the caller fetches
 //! them (`Blob.slice().arrayBuffer()` in the browser) and tries again:
-//! - opening parses the master and every data file's header and chunk index from small ranges
-//!   (read ahead by [`READ_AHEAD`]), kept for the life of the set;
+//! - opening parses the master and every data file's header and chunk index from ranges (read
+//!   ahead by [`READ_AHEAD`]); once open, only the master's ranges are kept;
 //! - streaming holds one data file whole at a time ([`StagedFiles::hold_only`]), so memory is one
 //!   data file's compressed bytes plus the decoded frames, however many files there are.
 //!
@@ -93,6 +93,19 @@ impl StagedFiles {
             held.whole = Some(bytes.into());
         }
         Ok(())
+    }
+
+    /// Lets go of the metadata ranges of every file except `keep` (once an acquisition is open
+    /// its chunk indexes are parsed and the ranges are not read again; Dectris data files
+    /// interleave index nodes with chunks, so opening fetches most of each file's pages).
+    pub fn drop_ranges(&self, keep: Option<usize>) {
+        for (i, f) in self.files.iter().enumerate() {
+            if Some(i) != keep {
+                if let Ok(mut held) = f.bytes.lock() {
+                    held.ranges.clear();
+                }
+            }
+        }
     }
 
     /// Lets go of every whole file except `keep`.

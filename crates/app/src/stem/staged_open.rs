@@ -27,7 +27,8 @@ pub fn pick_master(names: &[String]) -> Result<String, String> {
 }
 
 /// Opens acquisition `master` of `files`, fetching each range the parser wants with
-/// `fetch(file index, start, end)` (kept in `files` for the set's life). Errors name the file.
+/// `fetch(file index, start, end)`; once open, only the master's ranges stay in `files` (the
+/// stream reads each data file whole). Errors name the file.
 pub async fn open_staged<F, Fut>(files: &StagedFiles, master: &str, mut fetch: F) -> Result<Acquisition, String>
 where
     F: FnMut(usize, u64, u64) -> Fut,
@@ -36,7 +37,10 @@ where
     let _ = files.take_wanted(0);
     for _ in 0..MAX_FETCHES {
         match Acquisition::open(files, master, &Hints::default()) {
-            Ok(acq) => return Ok(acq),
+            Ok(acq) => {
+                files.drop_ranges(files.index(master));
+                return Ok(acq);
+            }
             Err(e) => {
                 let Some((i, start, end)) = files.take_wanted(READ_AHEAD) else {
                     return Err(format!("cannot open {master}: {e}"));
@@ -151,6 +155,7 @@ mod tests {
         .expect("dev_small opens from staged files");
         assert!(fetches < 40, "{fetches} fetches to open dev_small");
         let metadata = files.held_bytes();
+        assert!(metadata <= sizes[0], "after opening only the master's ranges stay: {metadata} bytes held");
         let requests = Rc::new(RefCell::new(Vec::new()));
         let log = requests.clone();
         let mut staged = StagedSource::new(acq, files.clone(), Box::new(move |i| log.borrow_mut().push(i)));
