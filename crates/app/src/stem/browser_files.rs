@@ -75,18 +75,24 @@ pub fn open_files(files: Vec<web_sys::File>, repaint: egui::Context) {
     });
 }
 
-/// Opens the browser's file dialog (several files, for a master and its data files).
-pub fn pick_files(repaint: egui::Context) -> Result<(), String> {
+/// Opens the browser's file dialog (several files, for a master and its data files), or with
+/// `folder` its folder dialog (`webkitdirectory`, where the browser has one: every HDF5 file of
+/// the folder is offered, and the folder's one master opens).
+pub fn pick_files(repaint: egui::Context, folder: bool) -> Result<(), String> {
     let document = web_sys::window().and_then(|w| w.document()).ok_or("no document (not running in a page?)")?;
     let input: web_sys::HtmlInputElement = document.create_element("input").map_err(js_error)?.dyn_into().map_err(|_| "cannot create a file input".to_owned())?;
     input.set_type("file");
     input.set_multiple(true);
     input.set_accept(".h5,.hdf5,.nxs,.hdf");
+    if folder {
+        input.set_attribute("webkitdirectory", "").map_err(js_error)?;
+    }
     let chosen = input.clone();
     // Called once when the user picks files (never when they cancel: then it is just dropped).
     let on_change = Closure::once_into_js(move || {
         let Some(list) = chosen.files() else { return };
-        let files: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
+        let hdf5 = |f: &web_sys::File| [".h5", ".hdf5", ".nxs", ".hdf"].iter().any(|x| f.name().to_lowercase().ends_with(x));
+        let files: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).filter(hdf5).collect();
         if !files.is_empty() {
             open_files(files, repaint);
         }

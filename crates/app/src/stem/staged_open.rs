@@ -13,11 +13,17 @@ use super::staged::{StagedFiles, READ_AHEAD};
 /// needs a few dozen; a file that keeps asking is not an acquisition we can read).
 const MAX_FETCHES: usize = 4096;
 
-/// The master among `names`: the one named `*_master.h5`, else the only HDF5 file.
+/// The master among `names`: the one named `*_master.h5`, else the only HDF5 file (several
+/// masters, as in a folder of acquisitions, is an error listing them).
 pub fn pick_master(names: &[String]) -> Result<String, String> {
     let h5 = |n: &&String| n.ends_with(".h5") || n.ends_with(".hdf5") || n.ends_with(".nxs");
-    if let Some(m) = names.iter().find(|n| n.contains("_master")) {
-        return Ok(m.clone());
+    match names.iter().filter(|n| n.contains("_master")).collect::<Vec<_>>().as_slice() {
+        [] => {}
+        [one] => return Ok((*one).clone()),
+        many => {
+            let list: Vec<&str> = many.iter().map(|m| m.as_str()).collect();
+            return Err(format!("{} acquisitions ({}): open one master with its data files", many.len(), list.join(", ")));
+        }
     }
     match names.iter().filter(h5).collect::<Vec<_>>().as_slice() {
         [one] => Ok((*one).clone()),
@@ -132,6 +138,17 @@ mod tests {
 
     fn fixtures() -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/stem")
+    }
+
+    #[test]
+    fn pick_master_finds_one_acquisition() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(pick_master(&names(&["a_data_000001.h5", "a_master.h5"])).as_deref(), Ok("a_master.h5"));
+        assert_eq!(pick_master(&names(&["single.h5", "notes.txt"])).as_deref(), Ok("single.h5"));
+        let two = pick_master(&names(&["a_master.h5", "b_master.h5"])).expect_err("two masters");
+        assert!(two.contains("a_master.h5") && two.contains("b_master.h5"), "{two}");
+        assert!(pick_master(&names(&["x.h5", "y.h5"])).is_err());
+        assert!(pick_master(&names(&["notes.txt"])).is_err());
     }
 
     /// dev_small from staged files equals dev_small from the folder, batch by batch, while the

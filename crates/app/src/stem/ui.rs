@@ -75,8 +75,14 @@ impl StemPanel {
             }
             #[cfg(target_arch = "wasm32")]
             if ui.button("Open files…").on_hover_text("A Dectris master with its data files (select them all), or a single HDF5 file; read in pieces, never whole").clicked() {
-                if let Err(e) = super::browser_files::pick_files(ui.ctx().clone()) {
+                if let Err(e) = super::browser_files::pick_files(ui.ctx().clone(), false) {
                     self.set_error(format!("file picker: {e}"));
+                }
+            }
+            #[cfg(target_arch = "wasm32")]
+            if ui.button("Open folder…").on_hover_text("A folder holding one acquisition (its master and data files)").clicked() {
+                if let Err(e) = super::browser_files::pick_files(ui.ctx().clone(), true) {
+                    self.set_error(format!("folder picker: {e}"));
                 }
             }
             if let Some(d) = &self.data {
