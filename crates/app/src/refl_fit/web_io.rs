@@ -15,23 +15,40 @@ fn document() -> Result<web_sys::Document, String> {
         .ok_or_else(|| "no document (not running in a page?)".to_owned())
 }
 
-fn js_error(e: JsValue) -> String {
+/// A JavaScript error as text.
+pub(crate) fn js_error(e: JsValue) -> String {
     e.as_string().unwrap_or_else(|| format!("{e:?}"))
 }
 
-/// Opens the browser's file dialog; the chosen file's bytes arrive through `tx`.
-pub fn pick_file(tx: mpsc::Sender<Incoming>, repaint: egui::Context) -> Result<(), String> {
+/// Opens the browser's file dialog for `accept` (several files with `multiple`, a folder's files
+/// with `folder` where the browser has `webkitdirectory`); `on_pick` gets the chosen files. It is
+/// never called when the user cancels (the input is then just dropped).
+pub(crate) fn pick_files(accept: &str, multiple: bool, folder: bool, on_pick: impl FnOnce(Vec<web_sys::File>) + 'static) -> Result<(), String> {
     let input: web_sys::HtmlInputElement = document()?
         .create_element("input")
         .map_err(js_error)?
         .dyn_into()
         .map_err(|_| "cannot create a file input".to_owned())?;
     input.set_type("file");
-    input.set_accept(".json,.ort,.txt,.dat,.csv,.xy");
+    input.set_accept(accept);
+    input.set_multiple(multiple);
+    if folder {
+        input.set_attribute("webkitdirectory", "").map_err(js_error)?;
+    }
     let chosen = input.clone();
-    // Called once when the user picks a file (never when they cancel: then it is just dropped).
     let on_change = Closure::once_into_js(move || {
-        let Some(file) = chosen.files().and_then(|list| list.get(0)) else {
+        let files = chosen.files().map_or_else(Vec::new, |list| (0..list.length()).filter_map(|i| list.get(i)).collect());
+        on_pick(files);
+    });
+    input.set_onchange(Some(on_change.unchecked_ref()));
+    input.click();
+    Ok(())
+}
+
+/// Opens the browser's file dialog; the chosen file's bytes arrive through `tx`.
+pub fn pick_file(tx: mpsc::Sender<Incoming>, repaint: egui::Context) -> Result<(), String> {
+    pick_files(".json,.ort,.txt,.dat,.csv,.xy", false, false, move |files| {
+        let Some(file) = files.into_iter().next() else {
             return;
         };
         let name = file.name();
@@ -43,10 +60,7 @@ pub fn pick_file(tx: mpsc::Sender<Incoming>, repaint: egui::Context) -> Result<(
             let _ = tx.send((name, bytes));
             repaint.request_repaint();
         });
-    });
-    input.set_onchange(Some(on_change.unchecked_ref()));
-    input.click();
-    Ok(())
+    })
 }
 
 /// Offers `bytes` as a download named `name`.

@@ -11,9 +11,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use scatterlab_stem::load::Acquisition;
-use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
+
+use crate::refl_fit::web_io::{self, js_error};
 
 use super::staged::StagedFiles;
 use super::staged_open::{open_staged, pick_master};
@@ -31,10 +31,6 @@ thread_local! {
     static STREAM_ERRORS: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
     /// Set when an open finished: the app switches to the 4D-STEM workspace.
     static FOCUS: Cell<bool> = const { Cell::new(false) };
-}
-
-fn js_error(e: JsValue) -> String {
-    e.as_string().unwrap_or_else(|| format!("{e:?}"))
 }
 
 /// Bytes `start..end` of `file`.
@@ -79,27 +75,14 @@ pub fn open_files(files: Vec<web_sys::File>, repaint: egui::Context) {
 /// `folder` its folder dialog (`webkitdirectory`, where the browser has one: every HDF5 file of
 /// the folder is offered, and the folder's one master opens).
 pub fn pick_files(repaint: egui::Context, folder: bool) -> Result<(), String> {
-    let document = web_sys::window().and_then(|w| w.document()).ok_or("no document (not running in a page?)")?;
-    let input: web_sys::HtmlInputElement = document.create_element("input").map_err(js_error)?.dyn_into().map_err(|_| "cannot create a file input".to_owned())?;
-    input.set_type("file");
-    input.set_multiple(true);
-    input.set_accept(".h5,.hdf5,.nxs,.hdf");
-    if folder {
-        input.set_attribute("webkitdirectory", "").map_err(js_error)?;
-    }
-    let chosen = input.clone();
-    // Called once when the user picks files (never when they cancel: then it is just dropped).
-    let on_change = Closure::once_into_js(move || {
-        let Some(list) = chosen.files() else { return };
-        let hdf5 = |f: &web_sys::File| [".h5", ".hdf5", ".nxs", ".hdf"].iter().any(|x| f.name().to_lowercase().ends_with(x));
-        let files: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).filter(hdf5).collect();
+    const HDF5: [&str; 4] = [".h5", ".hdf5", ".nxs", ".hdf"];
+    web_io::pick_files(&HDF5.join(","), true, folder, move |files| {
+        let hdf5 = |f: &web_sys::File| HDF5.iter().any(|x| f.name().to_lowercase().ends_with(x));
+        let files: Vec<web_sys::File> = files.into_iter().filter(hdf5).collect();
         if !files.is_empty() {
             open_files(files, repaint);
         }
-    });
-    input.set_onchange(Some(on_change.unchecked_ref()));
-    input.click();
-    Ok(())
+    })
 }
 
 /// Whether an open finished since the last call (the app then shows the 4D-STEM workspace).

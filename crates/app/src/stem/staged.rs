@@ -61,11 +61,6 @@ impl StagedFiles {
         self.files.iter().position(|f| f.name == name)
     }
 
-    /// The file length of file `index`.
-    pub fn len_of(&self, index: usize) -> Option<u64> {
-        self.files.get(index).map(|f| f.len)
-    }
-
     /// The range the last failed read wanted (taken: the next call returns `None` until another
     /// read fails), widened to `read_ahead` bytes and clamped to the file.
     pub fn take_wanted(&self, read_ahead: u64) -> Option<Wanted> {
