@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent machine set-up for scatterlab (Debian 12, root or sudo).
-# Installs: system packages (Chromium, Vulkan software driver, Xvfb), the wasm target,
+# Installs: system packages (Chromium, Vulkan software driver, Xvfb, h5py for the e2e references), the wasm target,
 # wasm-bindgen-cli at exactly the wasm-bindgen version in Cargo.lock, and the npm dev tools.
 # Every step is skipped when already satisfied, so running it twice costs seconds.
 set -euo pipefail
@@ -11,7 +11,7 @@ SUDO=""
 
 apt_packages=(chromium chromium-driver xvfb xauth mesa-vulkan-drivers libvulkan1 libgl1-mesa-dri
   libegl1 libgl1 libxkbcommon-x11-0 libx11-xcb1 libxcursor1 libxrandr2 libxi6 fonts-dejavu-core
-  imagemagick xdotool)
+  imagemagick xdotool python3-h5py)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end stage: builds dist/ (without touching sources.json), then in headless Chromium
 # (WebGPU on SwiftShader, fresh profile, served on 127.0.0.1 at a free port):
-#   tests/e2e/app.mjs      index.html: the egui app ready, WebGPU backend, no console errors, non-blank screenshot, dev_small via open_files
+#   tests/e2e/app.mjs      index.html: the egui app ready, WebGPU backend, no console errors, non-blank screenshot, dev_small via open_files,
+#                          each reference detector's displayed LUT digest (h5py reference), dev_medium's heap bound
+#   tests/e2e/native_app.mjs  the desktop app under Xvfb (Vulkan on lavapipe): dev_small, the same detector digests
 #   tests/e2e/package.mjs  the npm package (wrapper + worker + wasm) on CPU and GPU, errors as Errors
 #   tests/e2e/fit.mjs      fitting in the package's worker: progress, seeded result, cancel, resume, polish
 #   tests/e2e/app_fit.mjs  the app's Fit tab through its widgets: file dialog, fit in the worker, downloads, cancel, MCMC
@@ -11,9 +13,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 bash scripts/build-web.sh --no-sources
+# The desktop app for native_app.mjs (the native stage built it already; this is then a no-op).
+cargo build -q -p scatterlab-app --bin scatterlab-app
 passed=0
 failed=0
-for test in tests/e2e/app.mjs tests/e2e/package.mjs tests/e2e/fit.mjs tests/e2e/app_fit.mjs tests/e2e/h5.mjs; do
+for test in tests/e2e/app.mjs tests/e2e/native_app.mjs tests/e2e/package.mjs tests/e2e/fit.mjs tests/e2e/app_fit.mjs tests/e2e/h5.mjs; do
   t0=$SECONDS
   if node "$test"; then
     passed=$((passed + 1)); echo "test-e2e: $test ok ($((SECONDS - t0)) s)"

@@ -4,10 +4,13 @@
 // non-blank canvas (screenshot in tests/e2e/out/app.png). Then dev_small's four files go to
 // app.open_files (the page's drop path): the app opens them read in pieces, switches to 4D-STEM
 // and loads every frame; the total counts equal the fixture's (bf + df totals of params.json).
+// Each reference detector (stem_reference.mjs) is set through app.command: the displayed image's
+// sum and LUT digest equal the reference's (screenshot app_stem_bf.png). Then dev_medium: the
+// wasm heap's growth is bounded by its decoded frames plus one data file (plus an allowance).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { decodePng, imageStats, launchBrowser, log, outDir, startServer } from "./harness.mjs";
+import { compareImage, detectorCommands, fixtures, referenceDisplay } from "./stem_reference.mjs";
 
 const READY_TIMEOUT_MS = Number(process.env.E2E_READY_TIMEOUT_MS ?? 90_000);
 const EXPECTED_BACKEND = "browserwebgpu";
@@ -17,11 +20,12 @@ const MIN_DISTINCT_COLOURS = 300;
 const MIN_NON_BACKGROUND = 0.05;
 
 const STEM_TIMEOUT_MS = 60_000;
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const fixtures = process.env.SCATTERLAB_FIXTURES ?? join(repoRoot, "..", "shared", "fixtures");
 const stemNames = ["dev_small_master.h5", "dev_small_data_000001.h5", "dev_small_data_000002.h5", "dev_small_data_000003.h5"];
 // dev_small_params.json: references.virtual_detectors bf.total + df.total (disc ≤ 9.5 px and beyond).
 const STEM_TOTAL = 754651 + 16503;
+// Heap beyond the frames and one data file: products, textures, the opening's metadata ranges
+// (≤ 2.5 MB for dev_medium, unit-tested) and allocator slack: 6.2 MB measured on 2026-12-04.
+const HEAP_ALLOWANCE = 12e6;
 
 const failures = [];
 const server = await startServer();
@@ -81,6 +85,61 @@ try {
   if (status.stem?.countsTotal !== STEM_TOTAL) failures.push(`open_files: total counts ${status.stem?.countsTotal}, expected ${STEM_TOTAL}`);
   await page.waitForTimeout(500);
   writeFileSync(join(outDir, "app_stem_files.png"), await page.screenshot({ type: "png" }));
+
+  // Each reference detector through the display pipeline: sum, limits and the LUT digest of the
+  // image on display equal the reference file's (h5py; adf: the fixture's own LUT indices).
+  const reference = referenceDisplay("dev_small");
+  for (const { name, commands } of detectorCommands("dev_small")) {
+    await page.evaluate((cs) => cs.forEach((c) => window.scatterlabApp.command(JSON.stringify(c))), commands);
+    const want = { label: name.toUpperCase(), ...reference[name] };
+    try {
+      await page.waitForFunction((w) => {
+        const s = JSON.parse(window.scatterlabApp.status());
+        const im = s.stem?.image;
+        return s.commandError || (im?.detector === w.label && im.sum === w.sum && im.lutFnv1a64 === w.lutFnv1a64);
+      }, want, { timeout: 20_000, polling: 100 });
+    } catch { /* compared below */ }
+    const s = await page.evaluate(() => JSON.parse(window.scatterlabApp.status()));
+    log(`browser ${name}: ${JSON.stringify(s.stem.image)}`);
+    if (s.commandError) failures.push(`${name}: command failed: ${s.commandError}`);
+    failures.push(...compareImage(`browser ${name}`, s.stem.image, reference[name]));
+    if (name === "bf") writeFileSync(join(outDir, "app_stem_bf.png"), await page.screenshot({ type: "png" }));
+  }
+
+  // Memory: dev_medium's five files, served to the page as Blobs, through open_files. The wasm
+  // heap (linear memory only grows, so its size is the peak) may grow by the resident frames,
+  // one data file's compressed bytes and HEAP_ALLOWANCE for the rest.
+  const medium = JSON.parse(readFileSync(join(fixtures, "stem", "dev_medium_params.json"), "utf8"));
+  const mediumNames = Object.keys(medium.files).filter((n) => !n.endsWith("_reference.h5"));
+  await page.route("**/__fixtures/**", (route) => route.fulfill({ body: readFileSync(join(fixtures, "stem", route.request().url().split("/").pop())) }));
+  const before = await page.evaluate(() => window.scatterlabApp.heap_bytes());
+  const t2 = Date.now();
+  await page.evaluate(async (names) => {
+    const files = await Promise.all(names.map(async (n) => new File([await (await fetch(`/__fixtures/${n}`)).blob()], n)));
+    window.scatterlabApp.open_files(files);
+  }, mediumNames);
+  try {
+    await page.waitForFunction(() => {
+      const s = JSON.parse(window.scatterlabApp.status()).stem;
+      return s?.error || (s?.name === "dev_medium_master.h5" && !s.loading && s.countsTotal != null);
+    }, null, { timeout: 120_000, polling: 250 });
+  } catch {
+    failures.push("dev_medium not loaded from open_files within 120 s");
+  }
+  const after = await page.evaluate(() => window.scatterlabApp.heap_bytes());
+  const m = (await page.evaluate(() => JSON.parse(window.scatterlabApp.status()))).stem;
+  const [frames, px] = [medium.scan[0] * medium.scan[1], medium.det[0] * medium.det[1]];
+  const resident = frames * px * 2;
+  const largest = Math.max(...mediumNames.filter((n) => n.includes("_data_")).map((n) => medium.files[n].bytes));
+  const mb = (b) => (b / 1e6).toFixed(1);
+  log(`dev_medium: ${m.framesLoaded} frames in ${((Date.now() - t2) / 1000).toFixed(1)} s; wasm heap ${mb(before)} → ${mb(after)} MB (resident frames ${mb(resident)} MB, largest data file ${mb(largest)} MB)`);
+  if (m.error) failures.push(`dev_medium: ${m.error}`);
+  if (m.framesLoaded !== frames) failures.push(`dev_medium: ${m.framesLoaded} frames loaded, expected ${frames}`);
+  const vd = medium.references.virtual_detectors;
+  if (m.countsTotal !== vd.bf.total + vd.df.total) failures.push(`dev_medium: total counts ${m.countsTotal}, expected ${vd.bf.total + vd.df.total}`);
+  if (after - before > resident + largest + HEAP_ALLOWANCE) {
+    failures.push(`dev_medium: the wasm heap grew by ${mb(after - before)} MB, more than the frames (${mb(resident)}) + one data file (${mb(largest)}) + ${mb(HEAP_ALLOWANCE)} MB`);
+  }
   failures.push(...browser.problems);
 } finally {
   await browser.close();

@@ -10,8 +10,11 @@
 pub mod compute_job;
 pub mod gpu_engine;
 pub mod landmarks;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod native_script;
 pub mod refl_fit;
 pub mod refl_panel;
+pub mod script;
 pub mod stem;
 #[cfg(target_arch = "wasm32")]
 mod web;
@@ -49,6 +52,8 @@ pub struct ScatterlabApp {
     pub render_backend: String,
     frames: u64,
     on_ready: Option<ReadyHook>,
+    /// Why the last host command ([`script`]) failed, if it did.
+    command_error: Option<String>,
 }
 
 impl ScatterlabApp {
@@ -72,6 +77,7 @@ impl ScatterlabApp {
             render_backend,
             frames: 0,
             on_ready: None,
+            command_error: None,
         }
     }
 
@@ -118,6 +124,7 @@ impl eframe::App for ScatterlabApp {
         if stem::browser_files::take_focus() {
             self.workspace = Workspace::Stem;
         }
+        self.run_commands(ui.ctx());
 
         egui::Panel::top("scatterlab_top").show(ui, |ui| {
             ui.horizontal(|ui| {
@@ -144,6 +151,19 @@ impl eframe::App for ScatterlabApp {
 }
 
 impl ScatterlabApp {
+    /// Applies the commands hosts queued ([`script::post`]), oldest first; the status shows the
+    /// last one's failure (`commandError`), a success clears it.
+    pub fn run_commands(&mut self, ctx: &egui::Context) {
+        for command in script::take(ctx) {
+            self.command_error = command.apply(self).err();
+        }
+    }
+
+    /// Why the last host command failed, if it did.
+    pub fn command_error(&self) -> Option<&str> {
+        self.command_error.as_deref()
+    }
+
     /// What a host (the web handle, a browser test) may read about the app, as one JSON object:
     /// frames drawn, tab, and the Fit tab's model, running fit, progress, message and last result.
     pub fn status_json(&self) -> String {
@@ -172,12 +192,19 @@ impl ScatterlabApp {
             "error": stem.error(),
             "device": stem.device(),
             "frameTimeMs": stem.frame_time().map(|t| t.as_secs_f64() * 1e3),
+            "image": stem.displayed_image().map(|(digest, (lo, hi))| serde_json::json!({
+                "detector": stem.detectors.get(stem.selected).map(|d| d.name.clone()),
+                "sum": stem.virtual_image(stem.selected).map(|v| v.iter().sum::<u64>()),
+                "lutFnv1a64": format!("{digest:016x}"),
+                "limits": [lo, hi],
+            })),
         });
         serde_json::json!({
             "frames": self.frames,
             "workspace": format!("{:?}", self.workspace),
             "stem": stem_status,
             "renderBackend": self.render_backend,
+            "commandError": self.command_error,
             "tab": format!("{:?}", self.refl.tab),
             "fit": {"model": fit.model().map(|_| fit.source.clone()), "running": fit.is_running(),
                     "progress": progress, "message": message, "result": result},

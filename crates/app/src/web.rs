@@ -7,6 +7,8 @@
 //! JSON.parse(app.status());          // tab, fit progress and result
 //! app.landmark("Run fit");           // [x, y, w, h] of that button on the canvas, CSS px
 //! app.open_files([...input.files]);  // a 4D-STEM master + data files, read in pieces
+//! app.command(JSON.stringify({do: "stemDisplay", target: "image", percentiles: [0, 100]}));
+//! app.heap_bytes();                  // the wasm linear memory (it only grows: the peak)
 //! ```
 //!
 //! After the first frame is painted the page's root element gets `data-app-ready="1"` and
@@ -65,6 +67,24 @@ impl AppControl {
             .collect::<Result<Vec<_>, _>>()?;
         crate::stem::browser_files::open_files(files, ctx);
         Ok(())
+    }
+
+    /// Queues a command for the next frame (JSON, see [`crate::script`]): set a virtual
+    /// detector, display settings, the workspace. Throws if it does not parse or a field is bad;
+    /// a failure while applying shows in `status().commandError`.
+    pub fn command(&self, json: &str) -> Result<(), JsValue> {
+        let ctx = self.ctx.borrow().clone().ok_or_else(|| JsValue::from_str("scatterlab: the app has not drawn its first frame yet"))?;
+        let command = crate::script::Command::parse(json).map_err(|e| JsValue::from_str(&e))?;
+        crate::script::post(&ctx, command);
+        Ok(())
+    }
+
+    /// The size of the app's wasm linear memory in bytes. It never shrinks, so it is the peak
+    /// the heap has reached so far.
+    pub fn heap_bytes(&self) -> f64 {
+        wasm_bindgen::memory().dyn_into::<js_sys::WebAssembly::Memory>().map_or(0.0, |m| {
+            m.buffer().dyn_into::<js_sys::ArrayBuffer>().map_or(0.0, |b| f64::from(b.byte_length()))
+        })
     }
 }
 

@@ -158,7 +158,7 @@ fn dev_small_from_staged_files_equals_the_reference() {
     let (held, names2, dir2) = (files.clone(), names.clone(), dir.clone());
     let request = Box::new(move |i: usize| {
         let whole = std::fs::read(dir2.join(&names2[i])).expect("data file");
-        held.put_whole(i, whole).expect("whole file");
+        held.put_whole(i, whole.into()).expect("whole file");
     });
     harness.state_mut().stem.open_staged(acq, files, request);
     settle(&mut harness);

@@ -5,7 +5,7 @@ use hdf5_reader::{Hdf5File, OpenOptions};
 
 use crate::error::{H5Error, Result};
 use crate::filters::registry;
-use crate::storage::{cached, open_native, DynStorage, StorageBuffer};
+use crate::storage::{cached_with, open_native, DynStorage, StorageBuffer, METADATA_BLOCK_BYTES};
 
 /// An open HDF5 file.
 pub struct H5File {
@@ -22,9 +22,17 @@ impl H5File {
     /// read from `storage` directly. hdf5-reader's chunk cache is off (`chunk_cache_bytes = 0`):
     /// bulk reads stream every chunk once, and retaining them would only grow the heap.
     pub fn open(storage: DynStorage, name: impl Into<String>) -> Result<Self> {
+        Self::open_with_block(storage, name, METADATA_BLOCK_BYTES)
+    }
+
+    /// [`Self::open`] with metadata read in blocks of `block_bytes` (the cache keeps 4 MiB).
+    /// Small blocks suit storages fetched range by range (the browser's files before they are
+    /// read whole): chunk index nodes lie between the chunks, so 64 KiB blocks would fetch
+    /// nearly all of a Dectris data file to read its index.
+    pub fn open_with_block(storage: DynStorage, name: impl Into<String>, block_bytes: usize) -> Result<Self> {
         let name = name.into();
         let options = OpenOptions::default().with_chunk_cache_bytes(0).with_filter_registry(registry());
-        let inner = Hdf5File::from_storage_with_options(cached(storage.clone()), options)
+        let inner = Hdf5File::from_storage_with_options(cached_with(storage.clone(), block_bytes), options)
             .map_err(|source| H5Error::Open { file: name.clone(), source })?;
         let base = inner.superblock().base_address;
         Ok(Self { inner, raw: storage, base, name })

@@ -44,7 +44,14 @@ pub fn bytes(data: Vec<u8>) -> DynStorage {
 /// `inner` behind an LRU cache of [`METADATA_BLOCKS`] blocks of [`METADATA_BLOCK_BYTES`], for
 /// metadata reads.
 pub fn cached(inner: DynStorage) -> DynStorage {
-    Arc::new(BlockCacheStorage::new(inner, METADATA_BLOCK_BYTES, METADATA_BLOCKS))
+    cached_with(inner, METADATA_BLOCK_BYTES)
+}
+
+/// `inner` behind an LRU cache of `block_bytes` blocks (at least 512 B), as many as make
+/// [`METADATA_BLOCKS`] × [`METADATA_BLOCK_BYTES`] (4 MiB).
+pub fn cached_with(inner: DynStorage, block_bytes: usize) -> DynStorage {
+    let block = block_bytes.max(512);
+    Arc::new(BlockCacheStorage::new(inner, block, (METADATA_BLOCKS * METADATA_BLOCK_BYTES / block).max(1)))
 }
 
 /// Counts of the reads a [`Metered`] storage served.

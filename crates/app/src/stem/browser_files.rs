@@ -40,6 +40,22 @@ async fn read_range(file: web_sys::File, start: u64, end: u64) -> Result<Vec<u8>
     Ok(js_sys::Uint8Array::new(&buffer).to_vec())
 }
 
+/// The whole of `file` (`len` bytes), copied once from the browser's buffer into the shared
+/// bytes the stream reads (a `Vec` turned into an `Arc<[u8]>` would be a second copy of a data
+/// file on the heap).
+async fn read_whole(file: web_sys::File, len: u64) -> Result<Arc<[u8]>, String> {
+    let name = file.name();
+    let buffer = JsFuture::from(file.array_buffer()).await.map_err(|e| format!("{name}: {}", js_error(e)))?;
+    let array = js_sys::Uint8Array::new(&buffer);
+    if u64::from(array.length()) != len {
+        return Err(format!("{name}: read {} bytes of {len}", array.length()));
+    }
+    let mut bytes: Arc<[u8]> = std::iter::repeat_n(0u8, array.length() as usize).collect();
+    let target = Arc::get_mut(&mut bytes).ok_or_else(|| format!("{name}: buffer shared"))?;
+    array.copy_to(target);
+    Ok(bytes)
+}
+
 /// Opens the acquisition among `files` (its `*_master.h5`, else the only HDF5 file) in the
 /// background; the next UI frame after it opened starts loading it.
 pub fn open_files(files: Vec<web_sys::File>, repaint: egui::Context) {
@@ -106,7 +122,7 @@ pub fn deliver(panel: &mut StemPanel, ctx: &egui::Context) {
                 spawn_local(async move {
                     let Some(file) = file else { return };
                     let len = file.size() as u64;
-                    let whole = match read_range(file, 0, len).await {
+                    let whole = match read_whole(file, len).await {
                         Ok(bytes) => held.put_whole(i, bytes),
                         Err(e) => Err(e),
                     };

@@ -275,4 +275,30 @@ impl StemPanel {
     pub fn touch_detectors(&mut self) {
         self.user_placed = true;
     }
+
+    /// Sets detector `index` (one past the last adds one) to `shape`, renamed `name` if given
+    /// (an added one is `"custom"` by default), and selects it; a refined probe leaves the
+    /// detectors alone from then on.
+    pub fn set_detector(&mut self, index: usize, name: Option<String>, shape: Shape) -> Result<(), String> {
+        let n = self.detectors.len();
+        match self.detectors.get_mut(index) {
+            Some(d) => {
+                d.shape = shape;
+                if let Some(name) = name {
+                    d.name = name;
+                }
+            }
+            None if index == n => self.detectors.push(Detector { name: name.unwrap_or_else(|| "custom".to_owned()), shape }),
+            None => return Err(format!("stemDetector: index {index}, but there are {n} detectors (index {n} adds one)")),
+        }
+        self.selected = index;
+        self.user_placed = true;
+        Ok(())
+    }
+
+    /// The virtual image on display: the FNV-1a digest of its colormap indices and its limits
+    /// (data units), once drawn.
+    pub fn displayed_image(&self) -> Option<(u64, (f64, f64))> {
+        Some((self.views.image.lut_digest?, self.views.image.limits?))
+    }
 }

@@ -42,15 +42,17 @@ where
 {
     let _ = files.take_wanted(0);
     for _ in 0..MAX_FETCHES {
-        match Acquisition::open(files, master, &Hints::default()) {
-            Ok(acq) => {
+        let opened = Acquisition::open(files, master, &Hints::default());
+        // A read of bytes not fetched yet may also fail where the parser takes a failure for
+        // absence (an optional pixel mask, a calibration value): so an open that succeeded
+        // still fetches and tries again while any read went unanswered.
+        match (opened, files.take_wanted(READ_AHEAD)) {
+            (Ok(acq), None) => {
                 files.drop_ranges(files.index(master));
                 return Ok(acq);
             }
-            Err(e) => {
-                let Some((i, start, end)) = files.take_wanted(READ_AHEAD) else {
-                    return Err(format!("cannot open {master}: {e}"));
-                };
+            (Err(e), None) => return Err(format!("cannot open {master}: {e}")),
+            (_, Some((i, start, end))) => {
                 let bytes = fetch(i, start, end).await?;
                 files.put_range(i, start, bytes);
             }
@@ -151,6 +153,29 @@ mod tests {
         assert!(pick_master(&names(&["notes.txt"])).is_err());
     }
 
+    /// Opening dev_medium from staged files fetches its master and the data files' headers and
+    /// chunk-index nodes, not their chunks: less than one data file in all.
+    #[test]
+    fn opening_fetches_the_index_not_the_chunks() {
+        let dir = fixtures();
+        let names: Vec<String> = ["dev_medium_master.h5", "dev_medium_data_000001.h5", "dev_medium_data_000002.h5", "dev_medium_data_000003.h5", "dev_medium_data_000004.h5"].map(String::from).to_vec();
+        let sizes: Vec<u64> = names.iter().map(|n| std::fs::metadata(dir.join(n)).map(|m| m.len()).unwrap_or(0)).collect();
+        let files = StagedFiles::new(names.iter().cloned().zip(sizes.iter().copied()));
+        let (mut fetches, mut bytes) = (0u64, 0u64);
+        let acq = pollster::block_on(open_staged(&files, "dev_medium_master.h5", |i, start, end| {
+            fetches += 1;
+            bytes += end - start;
+            let read = std::fs::read(dir.join(&names[i])).map_err(|e| e.to_string());
+            async move { read.map(|b| b[start as usize..end as usize].to_vec()) }
+        }))
+        .expect("dev_medium opens from staged files");
+        assert_eq!(acq.n_frames(), 16384);
+        eprintln!("opening dev_medium: {fetches} fetches, {bytes} bytes (data files {:?})", &sizes[1..]);
+        // 302 fetches, 2.47 MB (8 KiB read-ahead on 4 KiB blocks); it was 16 MB with 64 KiB blocks.
+        let largest = sizes[1..].iter().copied().max().unwrap_or(0);
+        assert!(bytes < largest, "opening fetched {bytes} bytes, more than the largest data file ({largest})");
+    }
+
     /// dev_small from staged files equals dev_small from the folder, batch by batch, while the
     /// staged set holds at most one data file whole (plus the metadata ranges).
     #[test]
@@ -186,7 +211,7 @@ mod tests {
             if !staged.ready() {
                 let i = *requests.borrow().last().expect("a request");
                 let whole = std::fs::read(dir.join(&names[i])).expect("data file");
-                files.put_whole(i, whole).expect("whole file");
+                files.put_whole(i, whole.into()).expect("whole file");
                 assert!(files.held_bytes() <= metadata + largest, "held {} bytes", files.held_bytes());
                 continue;
             }
@@ -195,7 +220,8 @@ mod tests {
             let want = plain.next_batch(values.len() / px).expect("plain batch");
             let (f2, d2) = want.expect("the folder has as many frames");
             assert_eq!(first, f2);
-            assert!((0..d2.len()).all(|k| d2.get(k) == values.get(k).copied()), "frames from {first} differ");
+            let bad: Vec<_> = (0..d2.len()).filter(|&k| d2.get(k) != values.get(k).copied()).take(5).map(|k| (k, d2.get(k), values.get(k))).collect();
+            assert!(bad.is_empty(), "frames from {first} differ: {bad:?} of {}", d2.len());
             frames += (values.len() / px) as u64;
         }
         assert_eq!(requests.borrow().as_slice(), &[1, 2, 3], "each data file fetched once, in order");

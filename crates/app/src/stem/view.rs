@@ -4,8 +4,8 @@
 //! image and a scale bar when the pixel size is known.
 
 use egui::{Color32, ColorImage, Rect, Response, Sense, TextureHandle, TextureOptions, Vec2};
-use scatterlab_stem::reduce::colormap::{colorize, Colormap};
-use scatterlab_stem::reduce::display::{histogram256, percentile_limits, Scale};
+use scatterlab_stem::reduce::colormap::{colorize, lut_index, Colormap};
+use scatterlab_stem::reduce::display::{histogram256, normalise, percentile_limits, Scale};
 
 /// The value transform before normalising.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,6 +97,14 @@ pub struct ImageView {
     pub error: Option<String>,
     /// Image shape (rows, cols).
     pub shape: [usize; 2],
+    /// FNV-1a (64 bit) of the colormap (LUT) indices on display, row-major (scalar images): what
+    /// end-to-end tests compare with the fixtures' display pipeline.
+    pub lut_digest: Option<u64>,
+}
+
+/// FNV-1a, 64 bit, of `bytes` (the e2e tests compute the same in JavaScript).
+pub fn fnv1a64(bytes: impl IntoIterator<Item = u8>) -> u64 {
+    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 impl ImageView {
@@ -116,6 +124,8 @@ impl ImageView {
         let shown: Vec<f64> = values.iter().filter(|v| v.is_finite()).map(|&v| scale.apply(v)).collect();
         self.histogram = histogram256(&shown, scale.apply(lo), scale.apply(hi)).ok();
         self.limits = Some((lo, hi));
+        let (slo, shi) = (scale.apply(lo), scale.apply(hi));
+        self.lut_digest = Some(fnv1a64(values.iter().map(|&v| lut_index(normalise(scale.apply(v), slo, shi)))));
         match rgba {
             Ok(rgba) => self.upload(ctx, name, &rgba, shape),
             Err(e) => self.error = Some(e.to_string()),
@@ -130,6 +140,7 @@ impl ImageView {
         }
         self.histogram = None;
         self.limits = None;
+        self.lut_digest = None;
         self.upload(ctx, name, rgba, shape);
         self.key = Some((version, None));
     }

@@ -73,7 +73,8 @@ fn meta(file: &H5File, detail: String) -> LoadError {
 pub(super) fn open(fs: &dyn FileSet, master: &str, hints: &Hints) -> Result<Acquisition> {
     let storage = fs.open(master)?.ok_or_else(|| LoadError::MissingFile { file: master.to_string(), needed_by: "open".into() })?;
     let master_size = storage.len();
-    let file = H5File::open(storage.clone(), master)?;
+    let block = fs.metadata_block_bytes();
+    let file = H5File::open_with_block(storage.clone(), master, block)?;
     let mut warnings = Vec::new();
     let entries = links(&file, DATA_GROUP)?;
     let mut parts = Vec::new();
@@ -82,7 +83,7 @@ pub(super) fn open(fs: &dyn FileSet, master: &str, hints: &Hints) -> Result<Acqu
         let ds = open_raw(&file, DATA_PATH)?;
         let n = ds.shape.first().copied().unwrap_or(0);
         parts.push(DataPart { link: "data".into(), file: master.into(), first_frame: 0, n_frames: n, size: Some(master_size), source: None });
-        let f2 = H5File::open(storage, master)?;
+        let f2 = H5File::open_with_block(storage, master, block)?;
         parts[0].source = Some(Present { file: f2, ds });
     } else {
         for l in &entries {
@@ -95,7 +96,7 @@ pub(super) fn open(fs: &dyn FileSet, master: &str, hints: &Hints) -> Result<Acqu
                 continue;
             };
             let size = st.len();
-            let df = H5File::open(st, target.clone())?;
+            let df = H5File::open_with_block(st, target.clone(), block)?;
             let ds = open_raw(&df, path)?;
             let n = ds.shape.first().copied().unwrap_or(0);
             let first = match attribute_numbers(&df, path, "image_nr_low") {

@@ -15,6 +15,12 @@ pub trait FileSet {
     fn open(&self, name: &str) -> Result<Option<DynStorage>>;
     /// Every file name in the set (for messages and pickers).
     fn list(&self) -> Vec<String>;
+    /// Block size for reading the files' metadata: large where each read has a fixed cost
+    /// (native files, `FileReaderSync`), small where bytes are fetched range by range before a
+    /// file is held (then a block is what each chunk-index node costs).
+    fn metadata_block_bytes(&self) -> usize {
+        scatterlab_hdf5::storage::METADATA_BLOCK_BYTES
+    }
 }
 
 /// The files of one folder. Names are taken as file names in that folder: a link target with

@@ -1,0 +1,236 @@
+//! Commands a host gives the running app as JSON — the page through
+//! `AppControl::command` (web), the desktop build through `--script` ([`crate::native_script`]) —
+//! so that end-to-end tests (and embedding pages) can set what a user would set by hand: the
+//! workspace, a virtual detector's geometry, an image's display settings.
+//!
+//! ```json
+//! {"do": "workspace", "name": "Stem"}
+//! {"do": "stemDetector", "index": 0, "name": "BF", "shape": {"kind": "disc", "center": [32.3, 31.6], "radius": 9.5}}
+//! {"do": "stemDetector", "shape": {"kind": "annulus", "center": [32.3, 31.6], "inner": 9.5, "outer": null}}
+//! {"do": "stemDisplay", "target": "image", "colormap": "gray", "transform": "linear", "percentiles": [0, 100]}
+//! ```
+//! Centres are (row, col) in detector pixels (CONVENTIONS.md → 4D-STEM); an annulus's `outer`
+//! of `null` is ∞ (dark field). A command is checked when parsed ([`Command::parse`]: every
+//! bad field is an error naming it) and applied at the start of the next frame.
+
+use egui::{Context, Id};
+use scatterlab_stem::reduce::colormap::Colormap;
+use serde::Deserialize;
+
+use crate::stem::detectors::Shape;
+use crate::stem::view::{Display, Transform};
+use crate::{ScatterlabApp, Workspace};
+
+/// One command.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(tag = "do", rename_all = "camelCase", deny_unknown_fields)]
+pub enum Command {
+    /// Shows a workspace: `"Reflectivity"` or `"Stem"`.
+    Workspace {
+        /// The workspace's name.
+        name: String,
+    },
+    /// Sets virtual detector `index` (default 0; one past the last adds one) and selects it.
+    StemDetector {
+        /// Which detector.
+        #[serde(default)]
+        index: usize,
+        /// Its new name (else it keeps its own, or `"custom"` when added).
+        name: Option<String>,
+        /// Its geometry.
+        shape: ShapeSpec,
+    },
+    /// Changes display settings of one of the workspace's images; absent fields stay.
+    StemDisplay {
+        /// `"image"` (the virtual image), `"dp"` (the diffraction pattern) or `"idpc"`.
+        target: String,
+        /// A colormap of the shared table (`"gray"`, `"viridis"`, …).
+        colormap: Option<String>,
+        /// `"linear"`, `"log"`, `"sqrt"` or `"gamma"`.
+        transform: Option<String>,
+        /// γ of the gamma transform.
+        gamma: Option<f64>,
+        /// Automatic limits at these percentiles.
+        percentiles: Option<[f64; 2]>,
+        /// Manual limits (data units); they switch the automatic range off.
+        limits: Option<[f64; 2]>,
+    },
+}
+
+/// A detector's geometry as JSON gives it.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
+pub enum ShapeSpec {
+    /// The closed disc `d ≤ radius`.
+    Disc {
+        /// (row, col), pixels.
+        center: [f64; 2],
+        /// Pixels.
+        radius: f64,
+    },
+    /// The closed annulus `inner ≤ d ≤ outer`.
+    Annulus {
+        /// (row, col), pixels.
+        center: [f64; 2],
+        /// Pixels.
+        inner: f64,
+        /// Pixels; `null` is ∞.
+        outer: Option<f64>,
+    },
+    /// Rows `rows[0]..rows[1]`, columns `cols[0]..cols[1]` (half-open).
+    Rect {
+        /// First and one-past-last row.
+        rows: [usize; 2],
+        /// First and one-past-last column.
+        cols: [usize; 2],
+    },
+}
+
+impl ShapeSpec {
+    /// The workspace's shape, or an error naming the bad field.
+    pub fn to_shape(&self) -> Result<Shape, String> {
+        let finite = |name: &str, v: f64| if v.is_finite() { Ok(v) } else { Err(format!("stemDetector: {name} must be finite (got {v})")) };
+        let centre = |c: [f64; 2]| Ok::<_, String>([finite("center[0]", c[0])?, finite("center[1]", c[1])?]);
+        match *self {
+            ShapeSpec::Disc { center, radius } if finite("radius", radius)? > 0.0 => Ok(Shape::Disc { center: centre(center)?, radius }),
+            ShapeSpec::Disc { radius, .. } => Err(format!("stemDetector: radius must be > 0 (got {radius})")),
+            ShapeSpec::Annulus { center, inner, outer } => {
+                let outer = match outer {
+                    Some(o) => finite("outer", o)?,
+                    None => f64::INFINITY,
+                };
+                if !(finite("inner", inner)? >= 0.0 && outer > inner) {
+                    return Err(format!("stemDetector: need 0 ≤ inner < outer (got {inner}, {outer})"));
+                }
+                Ok(Shape::Annulus { center: centre(center)?, inner, outer })
+            }
+            ShapeSpec::Rect { rows, cols } if rows[0] < rows[1] && cols[0] < cols[1] => Ok(Shape::Rect { rows, cols }),
+            ShapeSpec::Rect { rows, cols } => Err(format!("stemDetector: empty rectangle rows {rows:?} cols {cols:?}")),
+        }
+    }
+}
+
+impl Command {
+    /// Parses and checks one command.
+    pub fn parse(json: &str) -> Result<Command, String> {
+        let command: Command = serde_json::from_str(json).map_err(|e| format!("command: {e}"))?;
+        match &command {
+            Command::Workspace { name } => workspace(name).map(|_| ())?,
+            Command::StemDetector { shape, .. } => shape.to_shape().map(|_| ())?,
+            Command::StemDisplay { .. } => command.apply_display(&mut Display::new(Colormap::Gray, Transform::Linear))?,
+        }
+        Ok(command)
+    }
+
+    /// Applies the command to `app`.
+    pub fn apply(&self, app: &mut ScatterlabApp) -> Result<(), String> {
+        match self {
+            Command::Workspace { name } => app.workspace = workspace(name)?,
+            Command::StemDetector { index, name, shape } => app.stem.set_detector(*index, name.clone(), shape.to_shape()?)?,
+            Command::StemDisplay { target, .. } => {
+                let d = &mut app.stem.displays;
+                let display = match target.as_str() {
+                    "image" => &mut d.image,
+                    "dp" => &mut d.dp,
+                    "idpc" => &mut d.idpc,
+                    other => return Err(format!("stemDisplay: unknown target {other:?} (image, dp, idpc)")),
+                };
+                self.apply_display(display)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A display command's settings applied to `d` (checked first: `d` is left alone on error).
+    fn apply_display(&self, d: &mut Display) -> Result<(), String> {
+        let Command::StemDisplay { target, colormap, transform, gamma, percentiles, limits } = self else { return Ok(()) };
+        if !["image", "dp", "idpc"].contains(&target.as_str()) {
+            return Err(format!("stemDisplay: unknown target {target:?} (image, dp, idpc)"));
+        }
+        let mut new = d.clone();
+        if let Some(name) = colormap {
+            new.colormap = Colormap::from_name(name).map_err(|e| format!("stemDisplay: {e}"))?;
+        }
+        if let Some(name) = transform {
+            new.transform = Transform::ALL.into_iter().find(|t| t.name() == name).ok_or_else(|| format!("stemDisplay: unknown transform {name:?} (linear, log, sqrt, gamma)"))?;
+        }
+        if let Some(g) = *gamma {
+            if !(g.is_finite() && g > 0.0) {
+                return Err(format!("stemDisplay: gamma must be > 0 (got {g})"));
+            }
+            new.gamma = g;
+        }
+        if let Some([lo, hi]) = *percentiles {
+            if !(0.0 <= lo && lo <= hi && hi <= 100.0) {
+                return Err(format!("stemDisplay: need 0 ≤ percentiles[0] ≤ percentiles[1] ≤ 100 (got {lo}, {hi})"));
+            }
+            (new.auto, new.percentiles) = (true, [lo, hi]);
+        }
+        if let Some([lo, hi]) = *limits {
+            if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+                return Err(format!("stemDisplay: need finite limits[0] < limits[1] (got {lo}, {hi})"));
+            }
+            (new.auto, new.limits) = (false, [lo, hi]);
+        }
+        *d = new;
+        Ok(())
+    }
+}
+
+fn workspace(name: &str) -> Result<Workspace, String> {
+    match name {
+        "Reflectivity" => Ok(Workspace::Reflectivity),
+        "Stem" => Ok(Workspace::Stem),
+        other => Err(format!("workspace: unknown name {other:?} (Reflectivity, Stem)")),
+    }
+}
+
+fn queue_id() -> Id {
+    Id::unique("scatterlab command queue")
+}
+
+/// Queues `command` for the app's next frame (and asks for that frame).
+pub fn post(ctx: &Context, command: Command) {
+    ctx.data_mut(|d| d.get_temp_mut_or_default::<Vec<Command>>(queue_id()).push(command));
+    ctx.request_repaint();
+}
+
+/// The queued commands, oldest first (the queue is emptied).
+pub fn take(ctx: &Context) -> Vec<Command> {
+    ctx.data_mut(|d| std::mem::take(d.get_temp_mut_or_default::<Vec<Command>>(queue_id())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse_and_bad_fields_are_named() {
+        let c = Command::parse(r#"{"do":"stemDetector","shape":{"kind":"annulus","center":[32.3,31.6],"inner":9.5,"outer":null}}"#).unwrap();
+        assert_eq!(c, Command::StemDetector { index: 0, name: None, shape: ShapeSpec::Annulus { center: [32.3, 31.6], inner: 9.5, outer: None } });
+        for (json, named) in [
+            (r#"{"do":"stemDetector","shape":{"kind":"disc","center":[1,2],"radius":-1}}"#, "radius"),
+            (r#"{"do":"stemDetector","shape":{"kind":"annulus","center":[1,2],"inner":5,"outer":3}}"#, "inner < outer"),
+            (r#"{"do":"stemDisplay","target":"image","colormap":"nope"}"#, "colormap 'nope'"),
+            (r#"{"do":"stemDisplay","target":"image","percentiles":[50,10]}"#, "percentiles"),
+            (r#"{"do":"stemDisplay","target":"left"}"#, "unknown target"),
+            (r#"{"do":"workspace","name":"Bloch"}"#, "unknown name"),
+            (r#"{"do":"fly"}"#, "unknown variant"),
+            (r#"{"do":"workspace","name":"Stem","extra":1}"#, "unknown field"),
+        ] {
+            let e = Command::parse(json).unwrap_err();
+            assert!(e.contains(named), "{json}: {e}");
+        }
+    }
+
+    #[test]
+    fn queued_commands_come_out_in_order() {
+        let ctx = Context::default();
+        post(&ctx, Command::Workspace { name: "Stem".into() });
+        post(&ctx, Command::Workspace { name: "Reflectivity".into() });
+        let names: Vec<_> = take(&ctx).into_iter().map(|c| format!("{c:?}")).collect();
+        assert_eq!(names.len(), 2);
+        assert!(names[0].contains("Stem") && names[1].contains("Reflectivity"));
+        assert!(take(&ctx).is_empty());
+    }
+}
