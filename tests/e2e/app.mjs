@@ -106,6 +106,18 @@ try {
     if (name === "bf") writeFileSync(join(outDir, "app_stem_bf.png"), await page.screenshot({ type: "png" }));
   }
 
+  // The GPU live path on the page's WebGPU device: the frames resident there, BF recomputed on
+  // it equals the reference through the display pipeline.
+  await page.evaluate((cs) => cs.forEach((c) => window.scatterlabApp.command(JSON.stringify(c))), [{ do: "stemDevice", name: "gpu" }, ...detectorCommands("dev_small")[0].commands]);
+  try {
+    await page.waitForFunction(() => { const s = JSON.parse(window.scatterlabApp.status()); return s.commandError || s.stem?.device === "gpu"; }, null, { timeout: 60_000, polling: 100 });
+  } catch { failures.push("GPU live path: no GPU images within 60 s"); }
+  const g = await page.evaluate(() => JSON.parse(window.scatterlabApp.status()));
+  log(`browser bf on the GPU: ${JSON.stringify(g.stem.image)} · ${g.stem.device} · ${g.stem.frameTimeMs?.toFixed(1)} ms`);
+  if (g.commandError) failures.push(`GPU live path: ${g.commandError}`);
+  failures.push(...compareImage("browser bf on the GPU", g.stem.image, reference.bf));
+  await page.evaluate(() => window.scatterlabApp.command(JSON.stringify({ do: "stemDevice", name: "cpu" })));
+
   // Memory: dev_medium's five files, served to the page as Blobs, through open_files. The wasm
   // heap (linear memory only grows, so its size is the peak) may grow by the resident frames,
   // one data file's compressed bytes and HEAP_ALLOWANCE for the rest.

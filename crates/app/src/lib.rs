@@ -70,10 +70,12 @@ impl ScatterlabApp {
 
     /// Builds the app with an explicit GPU (or none) and backend name, without eframe.
     pub fn with_gpu(gpu: GpuSupport, render_backend: String) -> Self {
+        let mut stem = StemPanel::default();
+        stem.set_gpu(&gpu);
         Self {
             workspace: Workspace::default(),
             refl: ReflPanel::new(gpu),
-            stem: StemPanel::default(),
+            stem,
             render_backend,
             frames: 0,
             on_ready: None,

@@ -8,6 +8,7 @@
 //! {"do": "stemDetector", "index": 0, "name": "BF", "shape": {"kind": "disc", "center": [32.3, 31.6], "radius": 9.5}}
 //! {"do": "stemDetector", "shape": {"kind": "annulus", "center": [32.3, 31.6], "inner": 9.5, "outer": null}}
 //! {"do": "stemDisplay", "target": "image", "colormap": "gray", "transform": "linear", "percentiles": [0, 100]}
+//! {"do": "stemDevice", "name": "gpu"}
 //! ```
 //! Centres are (row, col) in detector pixels (CONVENTIONS.md → 4D-STEM); an annulus's `outer`
 //! of `null` is ∞ (dark field). A command is checked when parsed ([`Command::parse`]: every
@@ -18,6 +19,7 @@ use scatterlab_stem::reduce::colormap::Colormap;
 use serde::Deserialize;
 
 use crate::stem::detectors::Shape;
+use crate::stem::gpu_live::StemDevice;
 use crate::stem::view::{Display, Transform};
 use crate::{ScatterlabApp, Workspace};
 
@@ -39,6 +41,11 @@ pub enum Command {
         name: Option<String>,
         /// Its geometry.
         shape: ShapeSpec,
+    },
+    /// Picks the device of the virtual images: `"cpu"` or `"gpu"` (an error where there is no GPU).
+    StemDevice {
+        /// The device's name.
+        name: String,
     },
     /// Changes display settings of one of the workspace's images; absent fields stay.
     StemDisplay {
@@ -117,6 +124,7 @@ impl Command {
         match &command {
             Command::Workspace { name } => workspace(name).map(|_| ())?,
             Command::StemDetector { shape, .. } => shape.to_shape().map(|_| ())?,
+            Command::StemDevice { name } => device(name).map(|_| ())?,
             Command::StemDisplay { .. } => command.apply_display(&mut Display::new(Colormap::Gray, Transform::Linear))?,
         }
         Ok(command)
@@ -127,6 +135,7 @@ impl Command {
         match self {
             Command::Workspace { name } => app.workspace = workspace(name)?,
             Command::StemDetector { index, name, shape } => app.stem.set_detector(*index, name.clone(), shape.to_shape()?)?,
+            Command::StemDevice { name } => app.stem.set_device(device(name)?)?,
             Command::StemDisplay { target, .. } => {
                 let d = &mut app.stem.displays;
                 let display = match target.as_str() {
@@ -185,6 +194,14 @@ fn workspace(name: &str) -> Result<Workspace, String> {
     }
 }
 
+fn device(name: &str) -> Result<StemDevice, String> {
+    match name {
+        "cpu" => Ok(StemDevice::Cpu),
+        "gpu" => Ok(StemDevice::Gpu),
+        other => Err(format!("stemDevice: unknown device {other:?} (cpu, gpu)")),
+    }
+}
+
 fn queue_id() -> Id {
     Id::unique("scatterlab command queue")
 }
@@ -215,6 +232,7 @@ mod tests {
             (r#"{"do":"stemDisplay","target":"image","percentiles":[50,10]}"#, "percentiles"),
             (r#"{"do":"stemDisplay","target":"left"}"#, "unknown target"),
             (r#"{"do":"workspace","name":"Bloch"}"#, "unknown name"),
+            (r#"{"do":"stemDevice","name":"tpu"}"#, "unknown device"),
             (r#"{"do":"fly"}"#, "unknown variant"),
             (r#"{"do":"workspace","name":"Stem","extra":1}"#, "unknown field"),
         ] {

@@ -12,27 +12,7 @@ use egui_kittest::kittest::Queryable as _;
 use scatterlab_app::landmarks;
 use scatterlab_app::stem::detectors::{Detector, Shape};
 use scatterlab_app::stem::example;
-use stem_common::{disc, settle, stem_app};
-
-/// The closed-disc sum of every example frame, brute force (CONVENTIONS.md: `d ≤ r`).
-fn example_disc_sums(center: [f64; 2], radius: f64) -> Vec<u64> {
-    let [rows, cols] = example::DET;
-    let mut frame = vec![0u16; rows * cols];
-    (0..example::SCAN[0] * example::SCAN[1])
-        .map(|f| {
-            example::frame(f, &mut frame);
-            frame
-                .iter()
-                .enumerate()
-                .filter(|(p, _)| {
-                    let (dr, dc) = ((p / cols) as f64 - center[0], (p % cols) as f64 - center[1]);
-                    dr * dr + dc * dc <= radius * radius
-                })
-                .map(|(_, &v)| u64::from(v))
-                .sum()
-        })
-        .collect()
-}
+use stem_common::{disc, example_disc_sums, settle, stem_app};
 
 #[test]
 fn example_loads_progressively_and_shows_pattern_and_bf_image() {

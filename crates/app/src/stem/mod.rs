@@ -15,6 +15,7 @@ pub mod detectors;
 pub mod dpc;
 pub mod example;
 pub mod export;
+pub mod gpu_live;
 pub mod loader;
 pub mod open;
 pub mod resident;
@@ -33,6 +34,7 @@ use scatterlab_stem::reduce::{DetectorImages, FusedResult, Probe, VectorField, V
 use web_time::Instant;
 
 use detectors::{Detector, Handle, Shape};
+use gpu_live::{GpuLive, StemDevice};
 use dpc::{DpcProducts, DpcRotation};
 use loader::Loader;
 use resident::{Resident, ScanRegion};
@@ -104,10 +106,14 @@ pub struct VirtualImages {
     pub detectors: Vec<VirtualDetector>,
     /// Data version they belong to.
     version: u64,
+    /// Frames the sums cover (`0..frames`).
+    pub frames: usize,
     /// The sums (one image per detector, frames in scan order), or why there are none.
     pub images: Result<DetectorImages, String>,
-    /// Wall time of the computation.
+    /// Wall time of the computation (on the GPU: dispatch and readback).
     pub elapsed: Duration,
+    /// The device that computed them.
+    pub device: StemDevice,
 }
 
 /// The 4D-STEM workspace (public fields are the user's settings; edit freely, the next frame
@@ -135,6 +141,10 @@ pub struct StemPanel {
     pub browser: browse::Browser,
     /// Export settings and the last result.
     pub export: export::ExportState,
+    /// The device the virtual images are computed on (the user's choice, never substituted).
+    pub device: StemDevice,
+    /// The GPU and the frames resident on it.
+    live: GpuLive,
     /// The path the open acquisition came from (none for the example).
     source_path: Option<std::path::PathBuf>,
     data: Option<Resident>,
@@ -175,6 +185,8 @@ impl Default for StemPanel {
             page: Page::Workspace,
             browser: browse::Browser::default(),
             export: export::ExportState::default(),
+            device: StemDevice::Cpu,
+            live: GpuLive::default(),
             source_path: None,
             data: None,
             loader: None,
@@ -261,9 +273,33 @@ impl StemPanel {
         self.dpc.as_ref().map(|d| &d.1)
     }
 
-    /// The device the virtual images are computed on.
+    /// The device that computed the virtual images on display (the chosen one before any).
     pub fn device(&self) -> &'static str {
-        "cpu"
+        self.images.as_ref().map_or(self.device, |i| i.device).name()
+    }
+
+    /// Gives the workspace the GPU of `support` for the live path (nothing is uploaded until
+    /// the user picks the GPU).
+    pub fn set_gpu(&mut self, support: &crate::GpuSupport) {
+        self.live = GpuLive::new(support);
+    }
+
+    /// Picks the device of the virtual images (as the CPU/GPU buttons do); the GPU only where
+    /// there is one.
+    pub fn set_device(&mut self, device: StemDevice) -> Result<(), String> {
+        if let (StemDevice::Gpu, Some(why)) = (device, self.live.unavailable()) {
+            return Err(format!("stemDevice: no GPU ({why})"));
+        }
+        self.device = device;
+        Ok(())
+    }
+
+    /// What the GPU side is doing or why it cannot run, while the GPU is picked.
+    pub fn gpu_status(&self) -> Option<String> {
+        match (self.device, &self.data) {
+            (StemDevice::Gpu, Some(d)) => self.live.status(d),
+            _ => None,
+        }
     }
 
     /// Wall time of the last virtual-image computation.

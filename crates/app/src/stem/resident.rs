@@ -84,6 +84,11 @@ impl Resident {
         Ok(Self { name: name.to_owned(), scan, det, calibration, n_masked: 0, frames: PixelData::zeros(kind, n * px), loaded: 0, base })
     }
 
+    /// The pixel type of the frames.
+    pub fn kind(&self) -> PixelKind {
+        self.frames.kind()
+    }
+
     /// Frames in the scan.
     pub fn n_frames(&self) -> usize {
         self.scan[0] * self.scan[1]

@@ -6,6 +6,7 @@ use std::hash::{Hash, Hasher};
 
 use egui::{Color32, Rect, Stroke};
 
+use super::gpu_live::StemDevice;
 use super::controls::display_controls;
 use super::dp_view::PixelMap;
 use super::resident::ScanRegion;
@@ -133,7 +134,25 @@ impl StemPanel {
         let Some(data) = &self.data else { return };
         let (scan, n) = (data.scan, data.n_frames());
         let name = self.detectors.get(self.selected).map_or("—", |d| d.name.as_str()).to_owned();
-        ui.strong(format!("Virtual image: {name}"));
+        ui.horizontal(|ui| {
+            ui.strong(format!("Virtual image: {name}"));
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                let why = self.live.unavailable().map(str::to_owned);
+                let gpu = ui.add_enabled(why.is_none(), egui::Button::selectable(self.device == StemDevice::Gpu, "GPU"));
+                let gpu = match &why {
+                    Some(w) => gpu.on_disabled_hover_text(w.as_str()),
+                    None => gpu.on_hover_text("Frames resident on the GPU; each detector change is one dispatch (WGSL, exact sums)"),
+                };
+                crate::landmarks::mark(&gpu, "stem device GPU");
+                if gpu.clicked() {
+                    self.device = StemDevice::Gpu;
+                }
+                let cpu = ui.add(egui::Button::selectable(self.device == StemDevice::Cpu, "CPU")).on_hover_text("Exact sums over the frames in memory");
+                if cpu.clicked() {
+                    self.device = StemDevice::Cpu;
+                }
+            });
+        });
         let values = self.virtual_image(self.selected).map(|sums| {
             let mut v = vec![f64::NAN; n];
             v.iter_mut().zip(sums).for_each(|(v, &s)| *v = s as f64);
@@ -142,7 +161,9 @@ impl StemPanel {
         let detector = self.detectors.get(self.selected).map(|d| format!("{d:?}"));
         match (values, self.images.as_ref().map(|i| &i.images)) {
             (Some(v), _) => {
-                let k = key((self.version, self.selected, detector));
+                // The device and frames are in the key: new sums redraw even when nothing else changed.
+                let from = self.images.as_ref().map(|i| (i.device.name(), i.frames));
+                let k = key((self.version, self.selected, detector, from));
                 self.views.image.set_scalar(ui.ctx(), "stem virtual image", &v, scan, k, &mut self.displays.image);
             }
             (None, Some(Err(e))) => self.views.image.error = Some(e.clone()),
@@ -164,7 +185,10 @@ impl StemPanel {
         }
         if let Some(i) = &self.images {
             let ms = i.elapsed.as_secs_f64() * 1e3;
-            ui.label(format!("{} · {ms:.2} ms · {} detectors over {} frames", self.device(), i.detectors.len(), self.data.as_ref().map_or(0, |d| d.loaded())));
+            ui.label(format!("{} · {ms:.2} ms · {} detectors over {} frames", i.device.name(), i.detectors.len(), i.frames));
+        }
+        if let Some(s) = self.gpu_status() {
+            ui.colored_label(ui.visuals().warn_fg_color, s);
         }
         display_controls(ui, "stem image", &mut self.displays.image);
         self.views.image.histogram_ui(ui, IMAGE, "virtual image");

@@ -12,6 +12,7 @@ use scatterlab_stem::reduce::auto_probe;
 use web_time::Instant;
 
 use super::detectors::{Detector, Preset};
+use super::gpu_live::StemDevice;
 use super::loader::{FrameSource, Loader, Pumped};
 use super::resident::Resident;
 use super::staged::StagedFiles;
@@ -70,8 +71,8 @@ impl StemPanel {
 
     fn start(&mut self, resident: Resident, source: Box<dyn FrameSource>, notes: Vec<String>) {
         let keep = (std::mem::take(&mut self.path), self.displays.clone(), self.load_budget, self.page, std::mem::take(&mut self.browser));
-        let export = self.export.settings();
-        *self = StemPanel { path: keep.0, displays: keep.1, load_budget: keep.2, page: keep.3, browser: keep.4, export, started: true, notes, ..StemPanel::default() };
+        let (export, device, live) = (self.export.settings(), self.device, self.live.fresh());
+        *self = StemPanel { path: keep.0, displays: keep.1, load_budget: keep.2, page: keep.3, browser: keep.4, export, device, live, started: true, notes, ..StemPanel::default() };
         self.data = Some(resident);
         self.loader = Some(Loader::new(source));
     }
@@ -120,6 +121,24 @@ impl StemPanel {
             ctx.request_repaint();
         }
         self.update_products();
+        if self.device == StemDevice::Gpu {
+            self.update_gpu(ctx);
+        }
+    }
+
+    /// The GPU live path: frames go up as they load; the detectors are summed there whenever
+    /// the images on display are not those of the current detectors, data and uploaded frames.
+    fn update_gpu(&mut self, ctx: &egui::Context) {
+        let Some(data) = &self.data else { return };
+        if let Some(done) = self.live.pump(ctx, data) {
+            self.images = Some(VirtualImages { detectors: done.detectors, version: done.version, frames: done.frames, images: done.images, elapsed: done.elapsed, device: StemDevice::Gpu });
+        }
+        let wanted: Vec<_> = self.detectors.iter().map(|d| d.to_virtual(data.det)).collect();
+        let frames = self.live.uploaded();
+        let stale = self.images.as_ref().is_none_or(|i| i.device != StemDevice::Gpu || i.detectors != wanted || i.version != self.version || i.frames != frames);
+        if stale && self.version > 0 && !wanted.is_empty() {
+            self.live.request(ctx, &wanted, self.version);
+        }
     }
 
     fn pump(&mut self, budget: Duration) {
@@ -183,11 +202,13 @@ impl StemPanel {
         let Some(data) = &self.data else { return };
         self.selected = self.selected.min(self.detectors.len().saturating_sub(1));
         let wanted: Vec<_> = self.detectors.iter().map(|d| d.to_virtual(data.det)).collect();
-        let stale = self.images.as_ref().is_none_or(|i| i.detectors != wanted || i.version != self.version);
-        if stale && self.version > 0 && !wanted.is_empty() {
+        // While loading, the version moves with each (spaced) snapshot, not with every batch.
+        let stale = self.images.as_ref().is_none_or(|i| i.device != StemDevice::Cpu || i.detectors != wanted || i.version != self.version);
+        // With the GPU picked the images come from [`Self::update_gpu`] only.
+        if stale && self.version > 0 && !wanted.is_empty() && self.device == StemDevice::Cpu {
             let t0 = Instant::now();
             let images = data.virtual_images(&wanted);
-            self.images = Some(VirtualImages { detectors: wanted, version: self.version, images, elapsed: t0.elapsed() });
+            self.images = Some(VirtualImages { detectors: wanted, version: self.version, frames: data.loaded(), images, elapsed: t0.elapsed(), device: StemDevice::Cpu });
         }
         if let Some(region) = self.selection {
             if self.region_dp.as_ref().is_none_or(|r| r.0 != region || r.1 != self.version) {
