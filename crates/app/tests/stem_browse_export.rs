@@ -232,7 +232,7 @@ fn export_bytes_decode_to_the_workspace_numbers_with_provenance() {
     let dir = common::fixtures_dir().join("stem");
     harness.state_mut().stem.open_path(&dir.join("dev_small_master.h5"));
     settle(&mut harness);
-    harness.state_mut().stem.export.what = scatterlab_app::stem::export::ExportWhat { virtual_images: false, pattern: true, idpc: false };
+    harness.state_mut().stem.export.what = scatterlab_app::stem::export::ExportWhat { virtual_images: false, pattern: true, com: false, idpc: false };
     harness.state_mut().stem.export_now();
     let status = harness.state().stem.export.status.clone().expect("exported");
     assert_eq!(status.map(|f| f.len()), Ok(4));
@@ -249,4 +249,43 @@ fn export_bytes_decode_to_the_workspace_numbers_with_provenance() {
     let (_, body) = parse_npy(&npy);
     let mean = harness.state().stem.mean_dp().expect("mean");
     assert!(body.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().expect("8"))).collect::<Vec<_>>() == mean, "dev_small mean pattern");
+}
+
+/// The centre of mass exports as the colour wheel shown (PNG) with |CoM| as its raw arrays, and
+/// the aligned row/column components as f64, each sidecar naming the rotation.
+#[test]
+fn com_exports_the_wheel_and_the_aligned_components() {
+    let out = common::temp_dir("stem-export-com");
+    let mut harness = stem_app();
+    settle(&mut harness);
+    {
+        let stem = &mut harness.state_mut().stem;
+        stem.export.folder = out.display().to_string();
+        stem.export.what = scatterlab_app::stem::export::ExportWhat { virtual_images: false, pattern: false, com: true, idpc: false };
+        stem.export_now();
+    }
+    let stem = &harness.state().stem;
+    let written = stem.export.status.clone().expect("exported").expect("no error");
+    assert_eq!(written.len(), 3 * 4, "wheel, row, col × png, npy, tiff, json");
+    let read = |name: &str| std::fs::read(out.join(format!("built-in_example_{name}"))).expect(name);
+    let dpc = stem.dpc().expect("DPC after loading");
+
+    let decoder = png::Decoder::new(std::io::Cursor::new(read("com_wheel.png")));
+    let mut reader = decoder.read_info().expect("PNG");
+    let mut pixels = vec![0; reader.output_buffer_size().expect("size")];
+    let info = reader.next_frame(&mut pixels).expect("pixels");
+    assert_eq!((info.width, info.height, info.color_type), (32, 32, png::ColorType::Rgba));
+    assert!(&pixels[..info.buffer_size()] == dpc.wheel.as_flattened(), "PNG = the wheel on screen");
+    let wheel_npy = read("com_wheel.npy");
+    let (_, body) = parse_npy(&wheel_npy);
+    let magnitude: Vec<f64> = dpc.aligned.r.iter().zip(&dpc.aligned.c).map(|(r, c)| r.hypot(*c)).collect();
+    assert!(body.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().expect("8"))).collect::<Vec<_>>() == magnitude, "wheel npy = |CoM|");
+    for (name, want) in [("com_row", &dpc.aligned.r), ("com_col", &dpc.aligned.c)] {
+        let npy = read(&format!("{name}.npy"));
+        let (header, body) = parse_npy(&npy);
+        assert!(header.contains("'descr': '<f8'") && header.contains("'shape': (32, 32)"), "{header}");
+        assert!(&body.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().expect("8"))).collect::<Vec<_>>() == want, "{name}");
+        let json: serde_json::Value = serde_json::from_slice(&read(&format!("{name}.json"))).expect("JSON");
+        assert!(json["description"].as_str().is_some_and(|d| d.contains(&format!("{:.3}°", dpc.rotation.degrees))), "{}", json["description"]);
+    }
 }

@@ -1,5 +1,6 @@
-//! Export of the workspace's images: virtual images, the diffraction pattern on display and the
-//! iDPC phase as PNG (display-scaled, as on screen), `.npy` (the raw numbers: exact u64 sums or
+//! Export of the workspace's images: virtual images, the diffraction pattern on display, the
+//! centre of mass (colour wheel, components) and the iDPC phase as PNG (display-scaled, as on
+//! screen; the wheel as shown), `.npy` (the raw numbers: exact u64 sums or
 //! f64) and 32-bit float TIFF, each with a sidecar JSON of its provenance (source files and
 //! hashes, shape and type, detectors, centre and radii, rotation, device, accumulation, version).
 //!
@@ -106,6 +107,8 @@ pub struct ExportArray {
     pub values: Values,
     /// How the PNG shows them.
     pub display: Display,
+    /// Ready-made PNG pixels (the CoM colour wheel) instead of the display mapping.
+    pub rgba: Option<Vec<[u8; 4]>>,
 }
 
 impl ExportArray {
@@ -116,7 +119,11 @@ impl ExportArray {
         let reals = self.values.to_f64();
         let mut out = Vec::new();
         if formats.png {
-            out.push((format!("{stem}.png"), encode::png_display_bytes(self.shape, &reals, &self.display)?));
+            let png = match &self.rgba {
+                Some(rgba) => encode::png_rgba_bytes(self.shape, rgba)?,
+                None => encode::png_display_bytes(self.shape, &reals, &self.display)?,
+            };
+            out.push((format!("{stem}.png"), png));
         }
         if formats.npy {
             let bytes = match &self.values {

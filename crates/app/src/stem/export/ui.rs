@@ -4,7 +4,9 @@
 use scatterlab_stem::load::LoadProvenance;
 
 use super::{safe_name, write_files, ExportArray, ExportError, Formats, Values};
+use crate::stem::view::{Display, Transform};
 use crate::stem::{DpSource, StemPanel};
+use scatterlab_stem::reduce::colormap::Colormap;
 
 /// What to export.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -13,13 +15,16 @@ pub struct ExportWhat {
     pub virtual_images: bool,
     /// The diffraction pattern on display (mean, max or the selection's mean).
     pub pattern: bool,
+    /// The centre of mass after the DPC rotation: the colour wheel as shown (its raw arrays are
+    /// the magnitude) and the row and column components, detector pixels.
+    pub com: bool,
     /// The iDPC phase (when calibrated).
     pub idpc: bool,
 }
 
 impl Default for ExportWhat {
     fn default() -> Self {
-        Self { virtual_images: true, pattern: true, idpc: false }
+        Self { virtual_images: true, pattern: true, com: false, idpc: false }
     }
 }
 
@@ -62,7 +67,7 @@ impl StemPanel {
                     Values::F64((0..n).map(|i| sums.get(i).map_or(f64::NAN, |&v| v as f64)).collect())
                 };
                 let name = format!("virtual_{}", safe_name(&d.name));
-                out.push((ExportArray { name, shape: data.scan, values, display: self.displays.image.clone() }, format!("virtual image of detector {}", d.name)));
+                out.push((ExportArray { name, shape: data.scan, values, display: self.displays.image.clone(), rgba: None }, format!("virtual image of detector {}", d.name)));
             }
         }
         if what.pattern {
@@ -75,12 +80,25 @@ impl StemPanel {
                     ("dp_selection", Values::F64(dp.clone()), "mean diffraction pattern of the selected scan region")
                 }
             };
-            out.push((ExportArray { name: name.into(), shape: data.det, values, display: self.displays.dp.clone() }, text.to_owned()));
+            out.push((ExportArray { name: name.into(), shape: data.det, values, display: self.displays.dp.clone(), rgba: None }, text.to_owned()));
+        }
+        if what.com {
+            let dpc = self.dpc().ok_or_else(|| ExportError::Nothing("no centre of mass yet (after loading)".into()))?;
+            let (a, deg) = (&dpc.aligned, dpc.rotation.degrees);
+            let turn = if dpc.rotation.transpose { ", components transposed" } else { "" };
+            let signed = Display::new(Colormap::RdBu, Transform::Linear);
+            let magnitude: Vec<f64> = a.r.iter().zip(&a.c).map(|(r, c)| r.hypot(*c)).collect();
+            let wheel = format!("centre of mass as a colour wheel (hue = direction, full value at |CoM| = {:.4} px) after the DPC rotation {deg:.3}°{turn}; raw arrays: |CoM|, detector pixels", dpc.magnitude_max);
+            out.push((ExportArray { name: "com_wheel".into(), shape: data.scan, values: Values::F64(magnitude), display: Display::new(Colormap::Gray, Transform::Linear), rgba: Some(dpc.wheel.clone()) }, wheel));
+            for (name, values, axis) in [("com_row", &a.r, "row"), ("com_col", &a.c, "column")] {
+                let text = format!("centre of mass, {axis} component after the DPC rotation {deg:.3}°{turn}, mean-subtracted, detector pixels");
+                out.push((ExportArray { name: name.into(), shape: data.scan, values: Values::F64(values.clone()), display: signed.clone(), rgba: None }, text));
+            }
         }
         if what.idpc {
             match self.dpc().map(|d| &d.idpc) {
                 Some(Ok(phase)) => out.push((
-                    ExportArray { name: "idpc_phase".into(), shape: data.scan, values: Values::F64(phase.clone()), display: self.displays.idpc.clone() },
+                    ExportArray { name: "idpc_phase".into(), shape: data.scan, values: Values::F64(phase.clone()), display: self.displays.idpc.clone(), rgba: None },
                     "iDPC phase, radians".to_owned(),
                 )),
                 Some(Err(e)) => return Err(ExportError::Nothing(e.clone())),
@@ -129,6 +147,7 @@ impl StemPanel {
             ui.horizontal(|ui| {
                 ui.checkbox(&mut e.what.virtual_images, "virtual images");
                 ui.checkbox(&mut e.what.pattern, "diffraction pattern (as shown)");
+                ui.checkbox(&mut e.what.com, "CoM (wheel + components)");
                 ui.checkbox(&mut e.what.idpc, "iDPC phase");
                 ui.separator();
                 ui.checkbox(&mut e.formats.png, "PNG").on_hover_text("8-bit RGBA, with the colormap, transform and limits on screen");
