@@ -166,4 +166,21 @@ fn dev_small_from_staged_files_equals_the_reference() {
     assert!(stem.error().is_none(), "{:?}", stem.error());
     assert_eq!(stem.data().map(|d| d.loaded()), Some(256));
     assert_bf_is_the_reference(&mut harness);
+
+    // Browse: the master given as bytes (the browser reads it whole) is listed after the frames,
+    // its links to the picked data files resolved, its datasets readable.
+    let extra = scatterlab_app::stem::browse::ExtraFile { name: names[0].clone(), storage: scatterlab_hdf5::storage::bytes(read(&names[0])), present: names.clone() };
+    harness.state_mut().stem.browser.set_extra(Some(extra));
+    harness.get_by_label("Browse").click();
+    harness.step();
+    let browser = &harness.state().stem.browser;
+    let listed: Vec<&str> = browser.files.iter().map(|f| f.tree.file.as_str()).collect();
+    assert_eq!(listed, ["dev_small_master.h5 (in memory)", "dev_small_master.h5"]);
+    let master = &browser.files[1].tree;
+    assert!(matches!(&master.get("/entry/data/data_000002").expect("link").kind, NodeKind::ExternalLink { resolved: Some(true), .. }));
+    harness.state_mut().stem.browser.select(1, "/entry/instrument/detector/detectorSpecific/pixel_mask");
+    harness.step();
+    let view = harness.state_mut().stem.browser.view(None).cloned().expect("a view").expect("read");
+    let f = H5File::open_path(dir.join("dev_small_master.h5")).expect("master");
+    assert!(view.values == dataset_numbers(&f, "/entry/instrument/detector/detectorSpecific/pixel_mask").expect("mask"), "mask view from the bytes");
 }

@@ -15,6 +15,7 @@ use wasm_bindgen_futures::{spawn_local, JsFuture};
 
 use crate::refl_fit::web_io::{self, js_error};
 
+use super::browse::ExtraFile;
 use super::staged::StagedFiles;
 use super::staged_open::{open_staged, pick_master};
 use super::StemPanel;
@@ -31,7 +32,13 @@ thread_local! {
     static STREAM_ERRORS: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
     /// Set when an open finished: the app switches to the 4D-STEM workspace.
     static FOCUS: Cell<bool> = const { Cell::new(false) };
+    /// The opened master read whole for the Browse page: (generation, file for the browser).
+    static MASTER: RefCell<Option<(u64, ExtraFile)>> = const { RefCell::new(None) };
 }
+
+/// Largest master read whole for the Browse page (a single file with its frames inside can be
+/// large: its tree is then not listed, the frames in memory are).
+const BROWSE_MASTER_MAX: u64 = 64 << 20;
 
 /// Bytes `start..end` of `file`.
 async fn read_range(file: web_sys::File, start: u64, end: u64) -> Result<Vec<u8>, String> {
@@ -54,6 +61,28 @@ async fn read_whole(file: web_sys::File, len: u64) -> Result<Arc<[u8]>, String> 
     let target = Arc::get_mut(&mut bytes).ok_or_else(|| format!("{name}: buffer shared"))?;
     array.copy_to(target);
     Ok(bytes)
+}
+
+/// Reads the opened master whole (if small) for the Browse page; the next frame lists it.
+fn read_master_for_browse(acq: &Acquisition, staged: &StagedFiles, files: &[web_sys::File], ctx: &egui::Context) {
+    let name = acq.master().to_owned();
+    let Some(file) = staged.index(&name).and_then(|i| files.get(i)).cloned() else { return };
+    let len = file.size() as u64;
+    if len > BROWSE_MASTER_MAX {
+        return;
+    }
+    let (present, generation, repaint) = (staged.names(), GENERATION.with(Cell::get), ctx.clone());
+    spawn_local(async move {
+        match read_range(file, 0, len).await {
+            Ok(bytes) => {
+                let extra = ExtraFile { name, storage: scatterlab_hdf5::storage::bytes(bytes), present };
+                MASTER.with(|m| *m.borrow_mut() = Some((generation, extra)));
+            }
+            // Browse then lists the frames only; loading goes on.
+            Err(e) => log::warn!("reading the master for Browse: {e}"),
+        }
+        repaint.request_repaint();
+    });
 }
 
 /// Opens the acquisition among `files` (its `*_master.h5`, else the only HDF5 file) in the
@@ -113,9 +142,15 @@ pub fn deliver(panel: &mut StemPanel, ctx: &egui::Context) {
         panel.cancel();
         panel.set_error(e);
     }
+    if let Some((generation, extra)) = MASTER.with(|m| m.borrow_mut().take()) {
+        if generation == GENERATION.with(Cell::get) {
+            panel.browser.set_extra(Some(extra));
+        }
+    }
     let Some(result) = INBOX.with(|i| i.borrow_mut().take()) else { return };
     match result {
         Ok((acq, staged, files)) => {
+            read_master_for_browse(&acq, &staged, &files, ctx);
             let (held, repaint) = (staged.clone(), ctx.clone());
             let request = Box::new(move |i: usize| {
                 let (held, repaint, file) = (held.clone(), repaint.clone(), files.get(i).cloned());

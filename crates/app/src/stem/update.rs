@@ -70,7 +70,9 @@ impl StemPanel {
     }
 
     fn start(&mut self, resident: Resident, source: Box<dyn FrameSource>, notes: Vec<String>) {
-        let keep = (std::mem::take(&mut self.path), self.displays.clone(), self.load_budget, self.page, std::mem::take(&mut self.browser));
+        let mut keep = (std::mem::take(&mut self.path), self.displays.clone(), self.load_budget, self.page, std::mem::take(&mut self.browser));
+        // A file given as bytes belonged to the previous acquisition (a browser open sets its own after).
+        keep.4.set_extra(None);
         let (export, device, live) = (self.export.settings(), self.device, self.live.fresh());
         *self = StemPanel { path: keep.0, displays: keep.1, load_budget: keep.2, page: keep.3, browser: keep.4, export, device, live, started: true, notes, ..StemPanel::default() };
         self.data = Some(resident);

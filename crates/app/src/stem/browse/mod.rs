@@ -39,6 +39,18 @@ pub struct BrowseFile {
     source: Option<Source>,
 }
 
+/// A file given as bytes rather than a path — in the browser, the master of picked files, read
+/// whole once the acquisition opened (its data files stay unread: the frames in memory stand
+/// for them).
+pub struct ExtraFile {
+    /// The file's name.
+    pub name: String,
+    /// Its bytes.
+    pub storage: scatterlab_hdf5::storage::DynStorage,
+    /// The names of the other files picked with it (external links to them show as resolved).
+    pub present: Vec<String>,
+}
+
 /// The browser's state.
 pub struct Browser {
     /// The listed files: the frames in memory first, then the opened HDF5 files.
@@ -54,6 +66,8 @@ pub struct Browser {
     /// The slice on display and what it was read for.
     view: Option<(ViewKey, Result<Slice2, String>)>,
     image: ImageView,
+    /// A file listed after the frames when the acquisition has no path ([`ExtraFile`]).
+    extra: Option<ExtraFile>,
 }
 
 /// What a quick view was read for (file, path, mapping, frames loaded).
@@ -63,7 +77,7 @@ struct ViewKey(usize, String, Mapping, usize);
 impl Default for Browser {
     fn default() -> Self {
         use scatterlab_stem::reduce::colormap::Colormap;
-        Self { files: Vec::new(), selected: None, mapping: None, display: Display::new(Colormap::Viridis, Transform::Linear), origin: None, view: None, image: ImageView::default() }
+        Self { files: Vec::new(), selected: None, mapping: None, display: Display::new(Colormap::Viridis, Transform::Linear), origin: None, view: None, image: ImageView::default(), extra: None }
     }
 }
 
@@ -81,6 +95,8 @@ impl Browser {
             self.files = vec![BrowseFile { tree: memory_tree(data), source: Some(Source::Memory) }];
             if let Some(p) = path {
                 self.files.extend(open_files(p));
+            } else if let Some(e) = &self.extra {
+                self.files.push(open_extra(e));
             }
             self.selected = None;
             self.mapping = None;
@@ -89,6 +105,13 @@ impl Browser {
         } else if let Some(f) = self.files.first_mut() {
             f.tree = memory_tree(data);
         }
+    }
+
+    /// Lists `extra` after the frames in memory from now on (`None`: no longer); the files are
+    /// listed anew at the next [`Self::sync`].
+    pub fn set_extra(&mut self, extra: Option<ExtraFile>) {
+        self.extra = extra;
+        self.origin = None;
     }
 
     /// The node at `path` of file `file`.
@@ -184,6 +207,22 @@ fn memory_tree(data: &Resident) -> Tree {
 /// A tree that only says why a file could not be listed.
 fn error_tree(name: &str, message: String) -> Tree {
     Tree { file: name.to_owned(), superblock_version: 0, nodes: vec![Node { path: "/".into(), kind: NodeKind::Error { message }, attrs: Vec::new() }] }
+}
+
+/// Opens a file given as bytes; external links to the files picked with it count as resolved.
+fn open_extra(e: &ExtraFile) -> BrowseFile {
+    match H5File::open(e.storage.clone(), e.name.clone()) {
+        Ok(h5) => {
+            let mut t = tree(&h5, &TreeOptions::default());
+            // Link targets may carry directories; the picked files are known by name.
+            t.resolve_external(|f| {
+                let base = f.rsplit(['/', '\\']).next().unwrap_or(f);
+                e.present.iter().any(|p| p == base)
+            });
+            BrowseFile { tree: t, source: Some(Source::H5(h5)) }
+        }
+        Err(err) => BrowseFile { tree: error_tree(&e.name, err.to_string()), source: None },
+    }
 }
 
 /// Opens `path` and the files its external links name (beside it), each with its tree.
