@@ -57,7 +57,10 @@ impl StemPanel {
             return;
         };
         for (i, d) in self.detectors.iter().enumerate() {
-            let text = egui::RichText::new(format!("{}: {} — {}", i + 1, d.name, describe(d))).color(colour(i));
+            let text = egui::RichText::new(format!("{}: {} — {}", i + 1, d.name, describe(d)));
+            // The selected row takes the theme's selection text colour: a light selection fill
+            // (the browser's light theme) would swallow the overlay colour.
+            let text = if i == self.selected { text.strong() } else { text.color(colour(i)) };
             if ui.selectable_label(i == self.selected, text).clicked() {
                 self.selected = i;
             }
