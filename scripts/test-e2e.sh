@@ -13,8 +13,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 bash scripts/build-web.sh --no-sources
-# The desktop app for native_app.mjs (the native stage built it already; this is then a no-op).
-cargo build -q -p scatterlab-app --bin scatterlab-app
+# The desktop app for native_app.mjs: the native stage's `cargo test --workspace --all-targets`
+# builds it (for the app's integration tests); the same command with --no-run is then a no-op,
+# where `cargo build -p scatterlab-app` would resolve other features and rebuild wgpu and more.
+cargo test -q --workspace --all-targets --no-run
 passed=0
 failed=0
 for test in tests/e2e/app.mjs tests/e2e/native_app.mjs tests/e2e/package.mjs tests/e2e/fit.mjs tests/e2e/app_fit.mjs tests/e2e/h5.mjs; do
