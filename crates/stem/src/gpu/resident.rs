@@ -34,8 +34,9 @@ pub struct ResidentGpu {
     packed: bool,
     words_per_frame: usize,
     slabs: Vec<Slab>,
-    /// Bound to the kernel's pattern slots, never written (the flag skips them).
-    unused: wgpu::Buffer,
+    /// Bound to the kernel's two pattern slots, never written (the flag skips them). Two
+    /// buffers: WebGPU rejects one buffer bound to two writable bindings of a bind group.
+    unused: [wgpu::Buffer; 2],
 }
 
 impl ResidentGpu {
@@ -69,7 +70,7 @@ impl ResidentGpu {
             slabs.push(Slab { first, n, buffer });
             first += n;
         }
-        let unused = ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("stem unused patterns"), size: 8, usage: wgpu::BufferUsages::STORAGE, mapped_at_creation: false });
+        let unused = [0, 1].map(|_| ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("stem unused patterns"), size: 8, usage: wgpu::BufferUsages::STORAGE, mapped_at_creation: false }));
         Ok(ResidentGpu { ctx: ctx.clone(), pipeline, det, n_frames, packed: !wide, words_per_frame, slabs, unused })
     }
 
@@ -145,8 +146,8 @@ impl ResidentGpu {
                     wgpu::BindGroupEntry { binding: 1, resource: slab.buffer.as_entire_binding() },
                     wgpu::BindGroupEntry { binding: 2, resource: labels.as_entire_binding() },
                     wgpu::BindGroupEntry { binding: 3, resource: out.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 4, resource: self.unused.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 5, resource: self.unused.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 4, resource: self.unused[0].as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 5, resource: self.unused[1].as_entire_binding() },
                 ],
             });
             {
