@@ -40,7 +40,7 @@ pub enum Command {
         /// Its new name (else it keeps its own, or `"custom"` when added).
         name: Option<String>,
         /// Its geometry.
-        shape: ShapeSpec,
+        shape: Shape,
     },
     /// Picks the device of the virtual images: `"cpu"` or `"gpu"` (an error where there is no GPU).
     StemDevice {
@@ -64,56 +64,17 @@ pub enum Command {
     },
 }
 
-/// A detector's geometry as JSON gives it.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
-pub enum ShapeSpec {
-    /// The closed disc `d ≤ radius`.
-    Disc {
-        /// (row, col), pixels.
-        center: [f64; 2],
-        /// Pixels.
-        radius: f64,
-    },
-    /// The closed annulus `inner ≤ d ≤ outer`.
-    Annulus {
-        /// (row, col), pixels.
-        center: [f64; 2],
-        /// Pixels.
-        inner: f64,
-        /// Pixels; `null` is ∞.
-        outer: Option<f64>,
-    },
-    /// Rows `rows[0]..rows[1]`, columns `cols[0]..cols[1]` (half-open).
-    Rect {
-        /// First and one-past-last row.
-        rows: [usize; 2],
-        /// First and one-past-last column.
-        cols: [usize; 2],
-    },
-}
-
-impl ShapeSpec {
-    /// The workspace's shape, or an error naming the bad field.
-    pub fn to_shape(&self) -> Result<Shape, String> {
-        let finite = |name: &str, v: f64| if v.is_finite() { Ok(v) } else { Err(format!("stemDetector: {name} must be finite (got {v})")) };
-        let centre = |c: [f64; 2]| Ok::<_, String>([finite("center[0]", c[0])?, finite("center[1]", c[1])?]);
-        match *self {
-            ShapeSpec::Disc { center, radius } if finite("radius", radius)? > 0.0 => Ok(Shape::Disc { center: centre(center)?, radius }),
-            ShapeSpec::Disc { radius, .. } => Err(format!("stemDetector: radius must be > 0 (got {radius})")),
-            ShapeSpec::Annulus { center, inner, outer } => {
-                let outer = match outer {
-                    Some(o) => finite("outer", o)?,
-                    None => f64::INFINITY,
-                };
-                if !(finite("inner", inner)? >= 0.0 && outer > inner) {
-                    return Err(format!("stemDetector: need 0 ≤ inner < outer (got {inner}, {outer})"));
-                }
-                Ok(Shape::Annulus { center: centre(center)?, inner, outer })
-            }
-            ShapeSpec::Rect { rows, cols } if rows[0] < rows[1] && cols[0] < cols[1] => Ok(Shape::Rect { rows, cols }),
-            ShapeSpec::Rect { rows, cols } => Err(format!("stemDetector: empty rectangle rows {rows:?} cols {cols:?}")),
-        }
+/// Checks a detector's geometry from JSON; the error names the bad field.
+fn check_shape(shape: &Shape) -> Result<(), String> {
+    let finite = |name: &str, v: f64| if v.is_finite() { Ok(v) } else { Err(format!("stemDetector: {name} must be finite (got {v})")) };
+    let centre = |c: [f64; 2]| finite("center[0]", c[0]).and(finite("center[1]", c[1])).map(|_| ());
+    match *shape {
+        Shape::Disc { center, radius } if finite("radius", radius)? > 0.0 => centre(center),
+        Shape::Disc { radius, .. } => Err(format!("stemDetector: radius must be > 0 (got {radius})")),
+        Shape::Annulus { center, inner, outer } if finite("inner", inner)? >= 0.0 && outer > inner => centre(center),
+        Shape::Annulus { inner, outer, .. } => Err(format!("stemDetector: need 0 ≤ inner < outer (got {inner}, {outer})")),
+        Shape::Rect { rows, cols } if rows[0] < rows[1] && cols[0] < cols[1] => Ok(()),
+        Shape::Rect { rows, cols } => Err(format!("stemDetector: empty rectangle rows {rows:?} cols {cols:?}")),
     }
 }
 
@@ -123,7 +84,7 @@ impl Command {
         let command: Command = serde_json::from_str(json).map_err(|e| format!("command: {e}"))?;
         match &command {
             Command::Workspace { name } => workspace(name).map(|_| ())?,
-            Command::StemDetector { shape, .. } => shape.to_shape().map(|_| ())?,
+            Command::StemDetector { shape, .. } => check_shape(shape)?,
             Command::StemDevice { name } => device(name).map(|_| ())?,
             Command::StemDisplay { .. } => command.apply_display(&mut Display::new(Colormap::Gray, Transform::Linear))?,
         }
@@ -134,7 +95,10 @@ impl Command {
     pub fn apply(&self, app: &mut ScatterlabApp) -> Result<(), String> {
         match self {
             Command::Workspace { name } => app.workspace = workspace(name)?,
-            Command::StemDetector { index, name, shape } => app.stem.set_detector(*index, name.clone(), shape.to_shape()?)?,
+            Command::StemDetector { index, name, shape } => {
+                check_shape(shape)?;
+                app.stem.set_detector(*index, name.clone(), shape.clone())?
+            }
             Command::StemDevice { name } => app.stem.set_device(device(name)?)?,
             Command::StemDisplay { target, .. } => {
                 let d = &mut app.stem.displays;
@@ -224,7 +188,7 @@ mod tests {
     #[test]
     fn commands_parse_and_bad_fields_are_named() {
         let c = Command::parse(r#"{"do":"stemDetector","shape":{"kind":"annulus","center":[32.3,31.6],"inner":9.5,"outer":null}}"#).unwrap();
-        assert_eq!(c, Command::StemDetector { index: 0, name: None, shape: ShapeSpec::Annulus { center: [32.3, 31.6], inner: 9.5, outer: None } });
+        assert_eq!(c, Command::StemDetector { index: 0, name: None, shape: Shape::Annulus { center: [32.3, 31.6], inner: 9.5, outer: f64::INFINITY } });
         for (json, named) in [
             (r#"{"do":"stemDetector","shape":{"kind":"disc","center":[1,2],"radius":-1}}"#, "radius"),
             (r#"{"do":"stemDetector","shape":{"kind":"annulus","center":[1,2],"inner":5,"outer":3}}"#, "inner < outer"),

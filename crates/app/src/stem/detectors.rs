@@ -12,8 +12,10 @@ pub const ADF_DEFAULT: [f64; 2] = [1.2, 2.5];
 /// The smallest radius or annulus width a drag leaves, in detector pixels (keeps shapes visible).
 const MIN_SIZE: f64 = 0.5;
 
-/// A detector's geometry in detector pixels.
-#[derive(Clone, Debug, PartialEq)]
+/// A detector's geometry in detector pixels. As JSON (host commands, [`crate::script`]) it is
+/// tagged by `kind` (`"disc"`, `"annulus"`, `"rect"`), an annulus's `outer` of `null` being ∞.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum Shape {
     /// The closed disc `d ≤ radius` around `center` (row, col).
     Disc {
@@ -29,6 +31,7 @@ pub enum Shape {
         /// Inner radius, pixels.
         inner: f64,
         /// Outer radius, pixels (∞ reaches the detector's edge).
+        #[serde(default = "infinite", deserialize_with = "null_is_infinite")]
         outer: f64,
     },
     /// Detector rows `rows[0]..rows[1]` and columns `cols[0]..cols[1]` (half-open).
@@ -38,6 +41,15 @@ pub enum Shape {
         /// First and one-past-last column.
         cols: [usize; 2],
     },
+}
+
+fn infinite() -> f64 {
+    f64::INFINITY
+}
+
+/// JSON has no ∞: an annulus's `outer` of `null` (or left out) is the detector's edge.
+fn null_is_infinite<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(<Option<f64> as serde::Deserialize>::deserialize(d)?.unwrap_or(f64::INFINITY))
 }
 
 /// The standard detectors the preset buttons set.
