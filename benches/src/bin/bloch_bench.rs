@@ -15,7 +15,8 @@
 //! (reverse mode, eigen path; "-" on the matrix_exp rows until a Taylor adjoint exists).
 //!
 //! `cargo run --release -p scatterlab-benches --bin bloch_bench [quartz,borane]`
-//! (`SCATTERLAB_BLOCH_PROFILE=seconds` only loops our fast forward, for `perf record`).
+//! (`SCATTERLAB_BLOCH_PROFILE=seconds` only loops our fast forward, or with
+//! `SCATTERLAB_BLOCH_PROFILE_GRADIENT=1` our forward+backward, for `perf record`).
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -123,8 +124,9 @@ fn load() -> String {
 /// Our forward+backward: [`GradientModel::loss_gradient`] of L = Σ_rows I (cotangent 1 on every
 /// union beam) over every free position and U of the asymmetric unit (diffBloch trains positions
 /// and ADPs), eigen path (the only one the gradient code has so far: the matrix_exp rows stay "-").
-/// The model (frozen optics, per-tilt beams of the same segments, F tabulated on the full grid) is
-/// built once outside the timing; each timed call solves every tilt, its vjp and F̄ → parameters.
+/// Each timed call builds the model from the structure (frozen optics and the same per-tilt beams:
+/// F on the frames' support) and runs the reverse pass: every tilt's solve, its vjp, F̄ → parameters,
+/// as diffBloch's timed step evaluates F from its parameters and back-propagates.
 fn ours_forward_backward(b: &BenchFrame, solver: Solver) -> Option<(f64, f64)> {
     if solver != Solver::Eigen {
         return None;
@@ -138,7 +140,8 @@ fn ours_forward_backward(b: &BenchFrame, solver: Solver) -> Option<(f64, f64)> {
     }
     let plan = FramePlan { orientation: b.orientation, tilts_deg: b.tilts_deg.clone(), beams, thicknesses: b.frame.thicknesses_a.clone() };
     let g_max = b.frame.segments.iter().flat_map(|s| &s.hkl).map(|h| norm(g_vector(*h, &b.crystal.cell.reciprocal_matrix()))).fold(0.0, f64::max);
-    let model = GradientModel::new(asu, b.optics, vec![plan], 2.0 * g_max + 0.5, false).map_err(|e| eprintln!("{}: gradient model: {e}", b.name)).ok()?;
+    let grid = 2.0 * g_max + 0.5;
+    let model = GradientModel::new(asu.clone(), b.optics, vec![plan.clone()], grid, false).map_err(|e| eprintln!("{}: gradient model: {e}", b.name)).ok()?;
     let params: Vec<Param> = model.all_params().ok()?.into_iter().filter(|p| matches!(p, Param::Position { .. } | Param::Uiso { .. } | Param::Uaniso { .. })).collect();
     let cotangent = vec![1.0; model.rows().len()];
     if let Err(e) = model.loss_gradient(&cotangent, &params) {
@@ -147,6 +150,7 @@ fn ours_forward_backward(b: &BenchFrame, solver: Solver) -> Option<(f64, f64)> {
     }
     println!("  ours fwd+bwd: GradientModel::loss_gradient over {} parameters (positions, U), eigen", params.len());
     Some(per_run_seconds(|| {
+        let model = GradientModel::new(asu.clone(), b.optics, vec![plan.clone()], grid, false).expect("gradient model");
         std::hint::black_box(model.loss_gradient(&cotangent, &params).expect("loss gradient"));
     }))
 }
@@ -182,10 +186,16 @@ fn main() {
             eprintln!("borane: mean N {mean:.1} outside 290–340 (plan § 8)");
         }
         if let Ok(seconds) = std::env::var("SCATTERLAB_BLOCH_PROFILE").map(|s| s.parse::<f64>().unwrap_or(5.0)) {
-            // For `perf record`: only our eigen forward, looped for the given seconds.
+            // For `perf record`: only our fast forward (or, with SCATTERLAB_BLOCH_PROFILE_GRADIENT
+            // set, our forward+backward), looped for the given seconds.
+            let gradient = std::env::var_os("SCATTERLAB_BLOCH_PROFILE_GRADIENT").is_some();
             let t0 = Instant::now();
             while t0.elapsed().as_secs_f64() < seconds {
-                std::hint::black_box(forward_fast(b, &support));
+                if gradient {
+                    std::hint::black_box(ours_forward_backward(b, Solver::Eigen));
+                } else {
+                    std::hint::black_box(forward_fast(b, &support));
+                }
             }
             continue;
         }

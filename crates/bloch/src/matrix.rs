@@ -23,6 +23,28 @@ pub trait StructureFactorTable {
     fn value(&self, hkl: Hkl) -> Option<Complex64>;
     /// F(000).
     fn f000(&self) -> Complex64;
+    /// Position of `hkl` in [`StructureFactorTable::hkl_list`], or `None` when not tabulated
+    /// (tables with a dense index answer in O(1); this default searches).
+    fn index_of(&self, hkl: Hkl) -> Option<usize> {
+        self.hkl_list().iter().position(|h| *h == hkl)
+    }
+    /// F at position `index` of [`StructureFactorTable::hkl_list`].
+    fn value_at(&self, index: usize) -> Option<Complex64> {
+        self.value(*self.hkl_list().get(index)?)
+    }
+    /// Positions of F(beams[j] − beams[i]) for every pair, column-major (entry j·N + i), as
+    /// matrix assembly and its reverse pass read them; `Err` names the first difference the
+    /// table lacks. Tables with a dense hkl box gather these in one tight loop.
+    fn difference_indices(&self, beams: &[Hkl]) -> Result<Vec<u32>, Hkl> {
+        let mut out = Vec::with_capacity(beams.len() * beams.len());
+        for b in beams {
+            for a in beams {
+                let d = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+                out.push(self.index_of(d).and_then(|i| u32::try_from(i).ok()).ok_or(d)?);
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// Which code's conventions the structure matrix and amplitudes follow.
@@ -103,6 +125,12 @@ impl StructureMatrix {
         }
         let p = setup.optics.prefactor;
         let absorptive_u0 = p * table.f000().im;
+        let indices = table.difference_indices(beams).map_err(|d| {
+            // Name the first pair of beams with that difference (error path only).
+            let pair = beams.iter().flat_map(|a| beams.iter().map(move |b| (a, b))).find(|(a, b)| [b[0] - a[0], b[1] - a[1], b[2] - a[2]] == d);
+            let beams = pair.map_or(String::new(), |(a, b)| format!(" (beams {a:?} → {b:?})"));
+            InputError::new(format!("structure factor F{d:?}{beams}"), "outside the structure-factor grid: the grid radius must reach 2·g_solve")
+        })?;
         let mut a = Mat::<Complex64>::zeros(n, n);
         for j in 0..n {
             for i in 0..n {
@@ -116,13 +144,7 @@ impl StructureMatrix {
                     a[(i, i)] = diagonal;
                     continue;
                 }
-                let difference = [beams[j][0] - beams[i][0], beams[j][1] - beams[i][1], beams[j][2] - beams[i][2]];
-                let f = table.value(difference).ok_or_else(|| {
-                    InputError::new(
-                        format!("structure factor F{difference:?} (beams {:?} → {:?})", beams[i], beams[j]),
-                        "outside the structure-factor grid: the grid radius must reach 2·g_solve",
-                    )
-                })?;
+                let f = table.value_at(indices[j * n + i] as usize).unwrap_or_default();
                 a[(i, j)] = f * (p * m[j] * m[i]);
             }
         }

@@ -35,6 +35,15 @@ impl StructureFactorTable for StructureFactors {
     fn f000(&self) -> Complex64 {
         StructureFactors::f000(self)
     }
+    fn index_of(&self, hkl: Hkl) -> Option<usize> {
+        StructureFactors::index_of(self, hkl)
+    }
+    fn value_at(&self, index: usize) -> Option<Complex64> {
+        self.values().get(index).copied()
+    }
+    fn difference_indices(&self, beams: &[Hkl]) -> Result<Vec<u32>, Hkl> {
+        self.box_difference_indices(beams)
+    }
 }
 
 /// A crystal entry of the cases file: its complete CIF text.

@@ -45,6 +45,16 @@ impl AsymmetricUnit {
         (Crystal { name: self.name.clone(), cell: self.cell, atoms }, images)
     }
 
+    /// Whether an operator is the inversion through the origin (R = −I, t ≡ 0 mod 1): then F
+    /// is real for every structure that keeps the symmetry (elastic), and so is every ∂F along
+    /// the free directions of [`AsymmetricUnit::position_basis`] and [`AsymmetricUnit::adp_basis`].
+    pub fn centrosymmetric_at_origin(&self) -> bool {
+        self.ops.iter().any(|op| {
+            let inverts = (0..3).all(|i| (0..3).all(|j| op.rotation[i][j] == if i == j { -1.0 } else { 0.0 }));
+            inverts && op.translation.iter().all(|t| (t - t.round()).abs() < 1e-9)
+        })
+    }
+
     fn site(&self, site: usize) -> Result<&Atom, BlochError> {
         self.sites.get(site).ok_or_else(|| {
             InputError::new(format!("crystal {:?}: site {site}", self.name), format!("out of range ({} sites)", self.sites.len())).into()

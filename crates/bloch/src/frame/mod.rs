@@ -10,7 +10,7 @@
 
 mod assemble;
 mod real;
-mod support;
+pub(crate) mod support;
 mod tridiagonal;
 
 use scatterlab_core::InputError;

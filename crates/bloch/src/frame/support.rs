@@ -111,15 +111,59 @@ fn box_slot(half_range: [i32; 3], hkl: Hkl) -> Option<usize> {
     Some(((h + rh) as usize * side_k + (k + rk) as usize) * side_l + (l + rl) as usize)
 }
 
+/// [`StructureFactorTable::difference_indices`] for a table with a dense index over the box of
+/// half-widths `half_range` (laid out h, k, l with l fastest; `u32::MAX` where not tabulated).
+/// When every difference lies in the box (the beams' spread per axis ≤ its half-width), slot(h_b
+/// − h_a) = slot(h_b) − slot(h_a) + slot(000) and the loop is one load per pair (the N² lookups
+/// of a borane matrix were a fifth of its gradient); otherwise per-pair checks.
+pub(crate) fn box_difference_indices(half_range: [i32; 3], index: &[u32], beams: &[Hkl]) -> Result<Vec<u32>, Hkl> {
+    let spread_fits = (0..3).all(|i| {
+        let (lo, hi) = beams.iter().fold((i32::MAX, i32::MIN), |(lo, hi), h| (lo.min(h[i]), hi.max(h[i])));
+        beams.is_empty() || i64::from(hi) - i64::from(lo) <= i64::from(half_range[i])
+    });
+    let mut out = Vec::with_capacity(beams.len() * beams.len());
+    if !spread_fits {
+        for b in beams {
+            for a in beams {
+                let d = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+                let slot = box_slot(half_range, d).and_then(|s| index.get(s)).filter(|&&i| i != u32::MAX);
+                out.push(*slot.ok_or(d)?);
+            }
+        }
+        return Ok(out);
+    }
+    let (side_k, side_l) = (2 * i64::from(half_range[1]) + 1, 2 * i64::from(half_range[2]) + 1);
+    let linear: Vec<i64> = beams.iter().map(|h| (i64::from(h[0]) * side_k + i64::from(h[1])) * side_l + i64::from(h[2])).collect();
+    let center = box_slot(half_range, [0, 0, 0]).map_or(0, |c| c as i64);
+    for (b, &lb) in linear.iter().enumerate() {
+        let base = center + lb;
+        out.extend(linear.iter().map(|&la| index.get((base - la) as usize).copied().unwrap_or(u32::MAX)));
+        if let Some(a) = out[b * beams.len()..].iter().position(|&i| i == u32::MAX) {
+            let (hb, ha) = (beams[b], beams[a]);
+            return Err([hb[0] - ha[0], hb[1] - ha[1], hb[2] - ha[2]]);
+        }
+    }
+    Ok(out)
+}
+
 impl StructureFactorTable for SupportTable {
     fn hkl_list(&self) -> &[Hkl] {
         &self.hkl
     }
     fn value(&self, hkl: Hkl) -> Option<Complex64> {
-        let slot = *self.index.get(box_slot(self.half_range, hkl)?)?;
-        self.values.get(slot as usize).copied()
+        self.values.get(self.index_of(hkl)?).copied()
     }
     fn f000(&self) -> Complex64 {
         self.value([0, 0, 0]).unwrap_or_default()
+    }
+    fn index_of(&self, hkl: Hkl) -> Option<usize> {
+        let slot = *self.index.get(box_slot(self.half_range, hkl)?)?;
+        (slot != u32::MAX).then_some(slot as usize)
+    }
+    fn value_at(&self, index: usize) -> Option<Complex64> {
+        self.values.get(index).copied()
+    }
+    fn difference_indices(&self, beams: &[Hkl]) -> Result<Vec<u32>, Hkl> {
+        box_difference_indices(self.half_range, &self.index, beams)
     }
 }

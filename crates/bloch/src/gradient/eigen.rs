@@ -29,6 +29,28 @@ pub(crate) fn divided_difference(tau: f64, mu_j: f64, mu_k: f64) -> Complex64 {
     Complex64::from_polar(tau * sinc(tau * half_gap), tau * mean) * Complex64::new(0.0, 1.0)
 }
 
+/// Below this phase gap |τ(μ_j − μ_k)| row `j` of G uses the sinc form; above it the plain
+/// quotient (e_j − e_k)/(μ_j − μ_k), which needs no transcendental per pair (the N² sin/cos
+/// dominated the reverse pass). Each phase τμ carries a rounding error ≈ ε·τ|μ|, so the quotient
+/// is off by ≈ ε·|μ|/|Δμ| relative and the sinc form by ≈ ε·τ|μ|: at a gap of 1 rad and above the
+/// quotient is no worse.
+const QUOTIENT_MIN_PHASE_GAP: f64 = 1.0;
+
+/// e_k(τ) = exp(iτμ_k) for every eigenvalue.
+pub(crate) fn phases(tau: f64, values: &[f64]) -> Vec<Complex64> {
+    values.iter().map(|&mu| Complex64::from_polar(1.0, tau * mu)).collect()
+}
+
+/// Row `j` of G(τ) into `row`, given the phases `e` = [`phases`]`(τ, values)`: the quotient of
+/// differences where the phase gap is large, [`divided_difference`] where it is small.
+pub(crate) fn divided_difference_row(tau: f64, values: &[f64], e: &[Complex64], j: usize, row: &mut [Complex64]) {
+    let (mu_j, e_j) = (values[j], e[j]);
+    for (k, g) in row.iter_mut().enumerate() {
+        let gap = mu_j - values[k];
+        *g = if (tau * gap).abs() >= QUOTIENT_MIN_PHASE_GAP { (e_j - e[k]) * gap.recip() } else { divided_difference(tau, mu_j, values[k]) };
+    }
+}
+
 /// Vᴴ·E·V (two GEMMs).
 fn to_eigenbasis(v: &Mat<Complex64>, e: MatRef<'_, Complex64>) -> Mat<Complex64> {
     v.adjoint() * (e * v)
@@ -66,11 +88,13 @@ impl EigenPropagator {
         let mut g_row = vec![Complex64::new(0.0, 0.0); n];
         for &t in thicknesses {
             let tau = self.scale * t;
+            let e = phases(tau, &self.values);
             let mut y = vec![vec![Complex64::new(0.0, 0.0); n]; directions.len()];
             for j in 0..n {
                 // Row j of G(t) ∘ α (α folded in once for every direction).
-                for (k, g) in g_row.iter_mut().enumerate() {
-                    *g = divided_difference(tau, self.values[j], self.values[k]) * self.alpha[k];
+                divided_difference_row(tau, &self.values, &e, j, &mut g_row);
+                for (g, a) in g_row.iter_mut().zip(&self.alpha) {
+                    *g *= a;
                 }
                 for (yd, e) in y.iter_mut().zip(&rotated) {
                     yd[j] = (0..n).map(|k| g_row[k] * e[(j, k)]).sum();
@@ -106,10 +130,12 @@ impl EigenPropagator {
             let lambda: Vec<Complex64> = psi.iter().zip(bar).map(|(p, g)| p * *g).collect();
             let lambda_tilde: Vec<Complex64> = (0..n).map(|j| (0..n).map(|i| self.vectors[(i, j)].conj() * lambda[i]).sum()).collect();
             let tau = self.scale * t;
-            for k in 0..n {
-                let alpha_conj = self.alpha[k].conj();
-                for j in 0..n {
-                    x[(j, k)] += divided_difference(tau, self.values[j], self.values[k]).conj() * lambda_tilde[j] * alpha_conj;
+            let e = phases(tau, &self.values);
+            let mut g_row = vec![Complex64::new(0.0, 0.0); n];
+            for (j, lt) in lambda_tilde.iter().enumerate() {
+                divided_difference_row(tau, &self.values, &e, j, &mut g_row);
+                for ((k, g), a) in g_row.iter().enumerate().zip(&self.alpha) {
+                    x[(j, k)] += g.conj() * lt * a.conj();
                 }
             }
             let dpsi = self.thickness_derivative(t);

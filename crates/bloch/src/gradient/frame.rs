@@ -88,24 +88,26 @@ impl FramePlan {
     /// `absorption`) for the crystal `cell` with structure factors `table` and frozen `optics`,
     /// and its propagator: eigen when A is Hermitian and `taylor` is false, Taylor otherwise.
     pub fn solve(&self, cell: &Cell, table: &dyn StructureFactorTable, optics: &Optics, absorption: bool, taylor: bool, object: &str) -> Result<Vec<TiltSolve>, BlochError> {
+        (0..self.tilts_deg.len()).map(|i| self.solve_tilt(i, cell, table, optics, absorption, taylor, object)).collect()
+    }
+
+    /// [`FramePlan::solve`] for tilt `index` alone.
+    #[allow(clippy::too_many_arguments)]
+    pub fn solve_tilt(&self, index: usize, cell: &Cell, table: &dyn StructureFactorTable, optics: &Optics, absorption: bool, taylor: bool, object: &str) -> Result<TiltSolve, BlochError> {
         if self.tilts_deg.len() != self.beams.len() {
             return Err(InputError::new(object, format!("{} tilts but {} beam sets", self.tilts_deg.len(), self.beams.len())).into());
         }
-        let direct = cell.direct_matrix();
-        self.tilts_deg
-            .iter()
-            .zip(&self.beams)
-            .map(|(&angle, beams)| {
-                let tilt = rotation_x(angle.to_radians());
-                let basis = lab_reciprocal_basis(&direct, &mat3_mul(&tilt, &self.orientation))?;
-                let setup = MatrixSetup { basis: &basis, optics, absorption, conventions: Conventions::DiffBloch };
-                let matrix = StructureMatrix::build(beams, table, &setup)?;
-                let propagator = TiltPropagator::new(&matrix, &self.thicknesses, taylor, &format!("{object}, tilt {angle}°"))?;
-                let g_lab = beams.iter().map(|&h| g_vector(h, &basis)).collect();
-                let rock_axes = std::array::from_fn(|k| [tilt[0][k], tilt[1][k], tilt[2][k]]);
-                Ok(TiltSolve { geometry: TiltGeometry { matrix, g_lab, rock_axes, prefactor: optics.prefactor }, propagator })
-            })
-            .collect()
+        let (Some(&angle), Some(beams)) = (self.tilts_deg.get(index), self.beams.get(index)) else {
+            return Err(InputError::new(object, format!("tilt {index} out of range ({} tilts)", self.tilts_deg.len())).into());
+        };
+        let tilt = rotation_x(angle.to_radians());
+        let basis = lab_reciprocal_basis(&cell.direct_matrix(), &mat3_mul(&tilt, &self.orientation))?;
+        let setup = MatrixSetup { basis: &basis, optics, absorption, conventions: Conventions::DiffBloch };
+        let matrix = StructureMatrix::build(beams, table, &setup)?;
+        let propagator = TiltPropagator::new(&matrix, &self.thicknesses, taylor, &format!("{object}, tilt {angle}°"))?;
+        let g_lab = beams.iter().map(|&h| g_vector(h, &basis)).collect();
+        let rock_axes = std::array::from_fn(|k| [tilt[0][k], tilt[1][k], tilt[2][k]]);
+        Ok(TiltSolve { geometry: TiltGeometry { matrix, g_lab, rock_axes, prefactor: optics.prefactor }, propagator })
     }
 }
 

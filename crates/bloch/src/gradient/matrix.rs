@@ -6,13 +6,14 @@
 //! ∂g_a/∂ω_k = u_k × g_a with u_k = R_x(θ_i)·e_k; |g| is invariant, so ∂Sg_a = (u_k × g_a)_z and
 //! ∂M_a = M_a³·∂g_z,a/(2K). K, p and the beam sets are frozen.
 
-use std::collections::HashMap;
-
 use faer::{Mat, MatRef};
 use num_complex::Complex64;
 
 use crate::beams::{Hkl, Mat3};
-use crate::matrix::StructureMatrix;
+use scatterlab_core::InputError;
+
+use crate::matrix::{StructureFactorTable, StructureMatrix};
+use crate::BlochError;
 
 /// One tilt's structure matrix with the lab geometry the orientation derivatives need.
 #[derive(Debug, Clone)]
@@ -38,15 +39,6 @@ pub struct MatrixVjp {
 
 fn difference(a: Hkl, b: Hkl) -> Hkl {
     [b[0] - a[0], b[1] - a[1], b[2] - a[2]]
-}
-
-/// Every F(h) difference h_b − h_a (a ≠ b) the matrix of `beams` reads, plus 000.
-pub fn difference_support(beams: &[Hkl], into: &mut Vec<Hkl>) {
-    for &a in beams {
-        for &b in beams {
-            into.push(difference(a, b));
-        }
-    }
 }
 
 /// ∂A along a structural parameter: E_ab = p·M_a·M_b·∂F(h_b − h_a) (a ≠ b) and, for an
@@ -92,23 +84,38 @@ pub fn orientation_direction(geom: &TiltGeometry, im_f000: f64, axis: usize) -> 
 }
 
 /// Reverse pass of one tilt: given Ā (dL = 2·Re Σ conj(Ā_ab)·dA_ab), adds p·M_a·M_b·Ā_ab to
-/// `f_bar[h_b − h_a]` (dL = 2·Re Σ_h conj(F̄_h)·dF_h) and returns ∂L/∂Im F(000) and ∂L/∂ω.
-pub fn matrix_vjp(geom: &TiltGeometry, a_bar: MatRef<'_, Complex64>, im_f000: f64, f_bar: &mut HashMap<Hkl, Complex64>) -> MatrixVjp {
+/// `f_bar[table.index_of(h_b − h_a)]` (dL = 2·Re Σ_h conj(F̄_h)·dF_h; `f_bar` is dense over
+/// the table's hkl list) and returns ∂L/∂Im F(000) and, with `orientation`, ∂L/∂ω (else 0).
+/// A difference the table lacks is an error naming it.
+pub fn matrix_vjp(
+    geom: &TiltGeometry,
+    a_bar: MatRef<'_, Complex64>,
+    im_f000: f64,
+    table: &dyn StructureFactorTable,
+    f_bar: &mut [Complex64],
+    orientation: bool,
+) -> Result<MatrixVjp, BlochError> {
     let m = &geom.matrix;
     let n = m.hkl.len();
     let mut out = MatrixVjp::default();
-    for a in 0..n {
-        for b in 0..n {
+    let missing = |h: Hkl| -> BlochError { InputError::new(format!("structure factor F{h:?}"), "not in the model's table").into() };
+    let indices = table.difference_indices(&m.hkl).map_err(missing)?;
+    for b in 0..n {
+        let column = a_bar.col(b);
+        for (a, bar) in column.iter().enumerate() {
             if a != b {
-                *f_bar.entry(difference(m.hkl[a], m.hkl[b])).or_default() += a_bar[(a, b)] * (geom.prefactor * m.mii[a] * m.mii[b]);
+                let slot = f_bar.get_mut(indices[b * n + a] as usize).ok_or_else(|| missing(difference(m.hkl[a], m.hkl[b])))?;
+                *slot += bar * (geom.prefactor * m.mii[a] * m.mii[b]);
             } else if !m.hermitian {
-                out.im_f000 += 2.0 * geom.prefactor * m.mii[a] * a_bar[(a, a)].im;
+                out.im_f000 += 2.0 * geom.prefactor * m.mii[a] * bar.im;
             }
         }
     }
-    for axis in 0..3 {
-        let e = orientation_direction(geom, im_f000, axis);
-        out.orientation[axis] = (0..n).flat_map(|a| (0..n).map(move |b| (a, b))).map(|(a, b)| 2.0 * (a_bar[(a, b)].conj() * e[(a, b)]).re).sum();
+    if orientation {
+        for axis in 0..3 {
+            let e = orientation_direction(geom, im_f000, axis);
+            out.orientation[axis] = (0..n).flat_map(|a| (0..n).map(move |b| (a, b))).map(|(a, b)| 2.0 * (a_bar[(a, b)].conj() * e[(a, b)]).re).sum();
+        }
     }
-    out
+    Ok(out)
 }

@@ -16,7 +16,10 @@ pub mod matrix;
 pub mod model;
 pub mod params;
 pub mod propagator;
+pub mod real_eigen;
 pub mod structure_factor;
+pub mod structure_factor_vjp;
+pub mod support;
 pub mod taylor;
 
 pub use frame::FramePlan;

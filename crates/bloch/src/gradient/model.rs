@@ -14,12 +14,15 @@ use scatterlab_core::InputError;
 
 use super::frame::{FramePlan, TiltSolve};
 use super::params::{displaced, Param};
-use super::structure_factor::{structure_factor_jvp, structure_factor_vjp};
-use super::matrix::{difference_support, matrix_vjp, orientation_direction, structural_direction};
+use super::matrix::{matrix_vjp, orientation_direction, structural_direction};
+use super::structure_factor::structure_factor_jvp;
+use super::structure_factor_vjp::structure_factor_vjp;
+use super::support::ModelTable;
 use crate::beams::Hkl;
 use crate::crystal::{AsymmetricUnit, Displacement};
 use crate::geometry::Optics;
-use crate::{BlochError, StructureFactors};
+use crate::matrix::StructureFactorTable;
+use crate::BlochError;
 
 /// A Bloch-wave model differentiable in its structural, thickness and orientation parameters.
 #[derive(Debug, Clone)]
@@ -30,16 +33,16 @@ pub struct GradientModel {
     grid_g_max_inv_a: f64,
     absorption: bool,
     taylor: bool,
-    table: StructureFactors,
+    table: ModelTable,
 }
 
 impl GradientModel {
-    /// A model of `asu` with frozen `optics` (K_n, prefactor) and frame plans, structure factors
-    /// tabulated out to `grid_g_max_inv_a` (≥ 2·g_solve), absorptive with `absorption` (then
-    /// every tilt goes through the Taylor path).
+    /// A model of `asu` with frozen `optics` (K_n, prefactor) and frame plans. Elastic models
+    /// evaluate F only where the frames' matrices read it; absorptive ones (`absorption`: every
+    /// tilt then goes through the Taylor path) tabulate F out to `grid_g_max_inv_a` (≥ 2·g_solve).
     pub fn new(asu: AsymmetricUnit, optics: Optics, frames: Vec<FramePlan>, grid_g_max_inv_a: f64, absorption: bool) -> Result<Self, BlochError> {
         let (crystal, _) = asu.expand();
-        let table = StructureFactors::compute(&crystal, grid_g_max_inv_a, optics.energy_ev, absorption)?;
+        let table = ModelTable::compute(&crystal, &frames, grid_g_max_inv_a, optics.energy_ev, absorption)?;
         Ok(Self { asu, optics, frames, grid_g_max_inv_a, absorption, taylor: false, table })
     }
 
@@ -115,15 +118,17 @@ impl GradientModel {
         plan.solve(&self.asu.cell, &self.table, &self.optics, self.absorption, self.taylor, &format!("crystal {:?}, frame {frame}", self.asu.name))
     }
 
-    /// Walks every tilt of every frame with the flat row offset of its frame and, per beam of the
-    /// tilt, the position of that beam in its frame's union.
-    fn for_each_tilt(&self, mut visit: impl FnMut(usize, usize, &FramePlan, &TiltSolve, &[usize]) -> Result<(), BlochError>) -> Result<(), BlochError> {
+    /// Walks every tilt of every frame (solved one at a time) with the flat row offset of its
+    /// frame, the width of its union and, per beam of the tilt, the position of that beam in the union.
+    fn for_each_tilt(&self, mut visit: impl FnMut(usize, usize, usize, &FramePlan, &TiltSolve, &[usize]) -> Result<(), BlochError>) -> Result<(), BlochError> {
         let mut offset = 0;
         for (f, plan) in self.frames.iter().enumerate() {
             let union = plan.union();
-            for tilt in self.solve_frame(f)? {
+            let object = format!("crystal {:?}, frame {f}", self.asu.name);
+            for i in 0..plan.tilts_deg.len() {
+                let tilt = plan.solve_tilt(i, &self.asu.cell, &self.table, &self.optics, self.absorption, self.taylor, &object)?;
                 let positions: Vec<usize> = tilt.geometry.matrix.hkl.iter().map(|h| union.binary_search(h).unwrap_or(0)).collect();
-                visit(f, offset, plan, &tilt, &positions)?;
+                visit(f, offset, union.len(), plan, &tilt, &positions)?;
             }
             offset += union.len() * plan.thicknesses.len();
         }
@@ -133,8 +138,7 @@ impl GradientModel {
     /// Intensities, one per [`GradientModel::rows`] entry.
     pub fn intensities(&self) -> Result<Vec<f64>, BlochError> {
         let mut out = vec![0.0; self.rows().len()];
-        self.for_each_tilt(|_, offset, plan, tilt, positions| {
-            let width = plan.union().len();
+        self.for_each_tilt(|_, offset, width, plan, tilt, positions| {
             for (t, row) in tilt.propagator.amplitudes(&plan.thicknesses)?.iter().enumerate() {
                 for (b, psi) in row.iter().enumerate() {
                     out[offset + t * width + positions[b]] += psi.norm_sqr();
@@ -147,14 +151,7 @@ impl GradientModel {
 
     /// ∂F/∂θ of the structural `params` on every F difference the plan reads.
     fn structure_factor_directions(&self, params: &[Param]) -> Result<HashMap<Hkl, Vec<Complex64>>, BlochError> {
-        let mut support = vec![[0, 0, 0]];
-        for plan in &self.frames {
-            for beams in &plan.beams {
-                difference_support(beams, &mut support);
-            }
-        }
-        support.sort_unstable();
-        support.dedup();
+        let support = super::support::difference_support(&self.frames, &format!("crystal {:?}: frames", self.asu.name))?;
         let jvp = structure_factor_jvp(&self.asu, &self.table, self.optics.energy_ev, self.absorption, params, &support)?;
         Ok(support.iter().enumerate().map(|(i, h)| (*h, jvp.iter().map(|row| row[i]).collect())).collect())
     }
@@ -180,8 +177,7 @@ impl GradientModel {
         let zero = Complex64::new(0.0, 0.0);
         let im_f000 = self.table.f000().im;
         let mut out = vec![vec![0.0; self.rows().len()]; params.len()];
-        self.for_each_tilt(|f, offset, plan, tilt, positions| {
-            let width = plan.union().len();
+        self.for_each_tilt(|f, offset, width, plan, tilt, positions| {
             let amplitudes = tilt.propagator.amplitudes(&plan.thicknesses)?;
             // Every direction of this tilt in one propagator call (G(t) or the Taylor terms shared).
             let mut directions = Vec::new();
@@ -229,16 +225,18 @@ impl GradientModel {
         if cotangent.len() != rows {
             return Err(InputError::new("loss cotangent", format!("{} values for {rows} rows", cotangent.len())).into());
         }
-        let mut f_bar: HashMap<Hkl, Complex64> = HashMap::new();
+        let mut f_bar = vec![Complex64::new(0.0, 0.0); self.table.hkl_list().len()];
         let im_f000 = self.table.f000().im;
         let mut im_f000_bar = 0.0;
         let mut frame_grads = vec![([0.0; 3], 0.0); self.frames.len()];
-        self.for_each_tilt(|f, offset, plan, tilt, positions| {
-            let width = plan.union().len();
+        // A real symmetric A meets only real ∂A when F stays real (inversion at the origin).
+        let imaginary = !self.asu.centrosymmetric_at_origin();
+        self.for_each_tilt(|f, offset, width, plan, tilt, positions| {
             let bars: Vec<Vec<f64>> =
                 (0..plan.thicknesses.len()).map(|t| positions.iter().map(|&b| cotangent[offset + t * width + b]).collect()).collect();
-            let (a_bar, d_thickness) = tilt.propagator.vjp(&plan.thicknesses, &bars)?;
-            let reverse = matrix_vjp(&tilt.geometry, a_bar.as_ref(), im_f000, &mut f_bar);
+            let (a_bar, d_thickness) = tilt.propagator.vjp(&plan.thicknesses, &bars, imaginary)?;
+            let orientation = params.iter().any(|p| matches!(*p, Param::Orientation { frame, .. } if frame == f));
+            let reverse = matrix_vjp(&tilt.geometry, a_bar.as_ref(), im_f000, &self.table, &mut f_bar, orientation)?;
             im_f000_bar += reverse.im_f000;
             for axis in 0..3 {
                 frame_grads[f].0[axis] += reverse.orientation[axis];
@@ -247,7 +245,8 @@ impl GradientModel {
             Ok(())
         })?;
         // Off-diagonal differences are never 000 (distinct beams); 000 enters through Im F(000).
-        let f_bar: Vec<(Hkl, Complex64)> = f_bar.into_iter().collect();
+        let hkl = self.table.hkl_list();
+        let f_bar: Vec<(Hkl, Complex64)> = f_bar.iter().enumerate().filter(|(_, v)| **v != Complex64::new(0.0, 0.0)).map(|(i, v)| (hkl[i], *v)).collect();
         let structural = structure_factor_vjp(&self.asu, &self.table, self.optics.energy_ev, self.absorption, params, &f_bar, im_f000_bar)?;
         Ok(params
             .iter()

@@ -1,10 +1,11 @@
 //! One tilt's propagator for the gradients: the Hermitian eigen path (divided differences) or,
 //! for absorptive matrices (or on request), the Taylor path (forward duals, discrete adjoint).
 
-use faer::{Mat, MatRef, Side};
+use faer::{Mat, MatRef};
 use num_complex::Complex64;
 use scatterlab_core::InputError;
 
+use super::real_eigen::RealEigenPropagator;
 use super::taylor::{taylor_jvp, taylor_vjp};
 use crate::matrix::StructureMatrix;
 use crate::propagate::taylor::{norm1, TaylorPlan};
@@ -26,33 +27,11 @@ pub struct TaylorTilt {
     scale: f64,
 }
 
-/// The eigendecomposition of a real symmetric A (every Im A_ab == 0, e.g. a centrosymmetric
-/// crystal with its origin on −1) by faer's real solver, ~4× fewer flops than the complex one;
-/// `None` when A has an imaginary part. The gradients downstream are unchanged (V cast to complex).
-fn real_symmetric_eigen(matrix: &StructureMatrix, object: &str) -> Result<Option<EigenPropagator>, BlochError> {
-    let n = matrix.hkl.len();
-    if (0..n).any(|j| (0..n).any(|i| matrix.a[(i, j)].im != 0.0)) {
-        return Ok(None);
-    }
-    let real = Mat::from_fn(n, n, |i, j| matrix.a[(i, j)].re);
-    let evd = real.self_adjoint_eigen(Side::Lower).map_err(|e| BlochError::Numerical {
-        object: object.to_owned(),
-        message: format!("real symmetric eigendecomposition did not converge ({e:?})"),
-    })?;
-    let values: Vec<f64> = evd.S().column_vector().iter().copied().collect();
-    if values.iter().any(|v| !v.is_finite()) {
-        return Err(BlochError::Numerical { object: object.to_owned(), message: "non-finite eigenvalue".to_owned() });
-    }
-    let u = evd.U();
-    let vectors = Mat::from_fn(n, n, |i, k| Complex64::new(u[(i, k)], 0.0));
-    // α = Vᴴe₀₀₀: the 000 row of V.
-    let alpha = (0..n).map(|k| vectors[(matrix.index_000, k)]).collect();
-    Ok(Some(EigenPropagator { vectors, values, alpha, scale: std::f64::consts::PI / matrix.k }))
-}
-
-/// Eigen (Hermitian A) or Taylor (any A).
+/// Eigen (Hermitian A; real symmetric A by the real solver) or Taylor (any A).
 #[derive(Debug, Clone)]
 pub enum TiltPropagator {
+    /// Real symmetric eigendecomposition.
+    RealEigen(RealEigenPropagator),
     /// Hermitian eigendecomposition.
     Eigen(EigenPropagator),
     /// Scaled Taylor steps planned for the frame's thicknesses.
@@ -65,8 +44,8 @@ impl TiltPropagator {
     pub fn new(matrix: &StructureMatrix, thicknesses: &[f64], taylor: bool, object: &str) -> Result<Self, BlochError> {
         let n = matrix.hkl.len();
         if matrix.hermitian && !taylor {
-            if let Some(real) = real_symmetric_eigen(matrix, object)? {
-                return Ok(Self::Eigen(real));
+            if let Some(real) = RealEigenPropagator::new(matrix, object)? {
+                return Ok(Self::RealEigen(real));
             }
             let mut initial = vec![Complex64::new(0.0, 0.0); n];
             initial[matrix.index_000] = Complex64::new(1.0, 0.0);
@@ -81,6 +60,7 @@ impl TiltPropagator {
     /// The eigenvalues (eigen path only).
     pub fn eigenvalues(&self) -> Option<&[f64]> {
         match self {
+            Self::RealEigen(p) => Some(p.eigenvalues()),
             Self::Eigen(p) => Some(p.eigenvalues()),
             Self::Taylor(_) => None,
         }
@@ -89,6 +69,7 @@ impl TiltPropagator {
     /// ψ[t][beam].
     pub fn amplitudes(&self, thicknesses: &[f64]) -> Result<Vec<Vec<Complex64>>, BlochError> {
         match self {
+            Self::RealEigen(p) => Ok(thicknesses.iter().map(|&t| p.amplitudes(t)).collect()),
             Self::Eigen(p) => Ok(thicknesses.iter().map(|&t| p.amplitudes(t)).collect()),
             Self::Taylor(p) => Ok(taylor_jvp(p.n, &p.a, p.start, &p.plan, &[])?.0),
         }
@@ -97,6 +78,7 @@ impl TiltPropagator {
     /// dψ[direction][t][beam] along each direction ∂A.
     pub fn jvp(&self, thicknesses: &[f64], directions: &[MatRef<'_, Complex64>]) -> Result<Vec<Vec<Vec<Complex64>>>, BlochError> {
         match self {
+            Self::RealEigen(p) => p.jvp(thicknesses, directions),
             Self::Eigen(p) => p.jvp(thicknesses, directions),
             Self::Taylor(p) => {
                 if let Some(bad) = directions.iter().find(|e| e.nrows() != p.n || e.ncols() != p.n) {
@@ -113,6 +95,7 @@ impl TiltPropagator {
     /// ∂ψ/∂t[t][beam] given ψ[t] (= i·(π/K)·A·ψ; the eigen path evaluates it in its eigenbasis).
     pub fn thickness_derivatives(&self, thicknesses: &[f64], psi: &[Vec<Complex64>]) -> Vec<Vec<Complex64>> {
         match self {
+            Self::RealEigen(p) => thicknesses.iter().map(|&t| p.thickness_derivative(t)).collect(),
             Self::Eigen(p) => thicknesses.iter().map(|&t| p.thickness_derivative(t)).collect(),
             Self::Taylor(p) => psi
                 .iter()
@@ -123,9 +106,11 @@ impl TiltPropagator {
         }
     }
 
-    /// (Ā, ∂L/∂t per thickness) for intensity cotangents[t][beam].
-    pub fn vjp(&self, thicknesses: &[f64], cotangents: &[Vec<f64>]) -> Result<(Mat<Complex64>, Vec<f64>), BlochError> {
+    /// (Ā, ∂L/∂t per thickness) for intensity cotangents[t][beam]. `imaginary`: whether Im Ā is
+    /// needed where A is real symmetric (see [`RealEigenPropagator::vjp`]); always computed elsewhere.
+    pub fn vjp(&self, thicknesses: &[f64], cotangents: &[Vec<f64>], imaginary: bool) -> Result<(Mat<Complex64>, Vec<f64>), BlochError> {
         match self {
+            Self::RealEigen(p) => p.vjp(thicknesses, cotangents, imaginary),
             Self::Eigen(p) => p.vjp(thicknesses, cotangents),
             Self::Taylor(p) => {
                 if cotangents.len() != thicknesses.len() || cotangents.iter().any(|c| c.len() != p.n) {

@@ -15,14 +15,15 @@ use crate::beams::Hkl;
 use crate::crystal::{aniso_matrix, congruence, AsymmetricUnit, Displacement};
 use crate::structure_factor::absorptive::absorptive_curve_with_slope;
 use crate::structure_factor::lobato::lobato_form_factor;
-use crate::{BlochError, StructureFactors};
+use crate::matrix::StructureFactorTable;
+use crate::BlochError;
 
 /// ∂F(h)/∂θ (Å⁻²) for every parameter of `params` (rows) and every hkl of `support` (columns),
 /// at the structure `asu` whose structure factors are `table` (computed with `energy_ev` and
 /// `absorption`; used for the snapped zeros). Thickness and orientation rows are zero.
 pub fn structure_factor_jvp(
     asu: &AsymmetricUnit,
-    table: &StructureFactors,
+    table: &dyn StructureFactorTable,
     energy_ev: f64,
     absorption: bool,
     params: &[Param],
@@ -45,7 +46,7 @@ pub fn structure_factor_jvp(
     let table_values: Vec<Complex64> = support
         .iter()
         .map(|&h| {
-            table.get(h).ok_or_else(|| {
+            table.value(h).ok_or_else(|| {
                 BlochError::from(InputError::new(format!("crystal {:?}: F{h:?}", asu.name), "outside the structure-factor grid"))
             })
         })
@@ -120,28 +121,4 @@ pub fn structure_factor_jvp(
         out.push(row);
     }
     Ok(out)
-}
-
-/// ∂L/∂θ per parameter from structure-factor cotangents: dL = 2·Re Σ_h conj(F̄_h)·dF_h +
-/// `im_f000_bar`·d Im F(000). Implemented through [`structure_factor_jvp`] on the cotangents'
-/// support (P·|support| work, once per evaluation whatever the number of tilts).
-pub fn structure_factor_vjp(
-    asu: &AsymmetricUnit,
-    table: &StructureFactors,
-    energy_ev: f64,
-    absorption: bool,
-    params: &[Param],
-    f_bar: &[(Hkl, Complex64)],
-    im_f000_bar: f64,
-) -> Result<Vec<f64>, BlochError> {
-    let mut support: Vec<Hkl> = f_bar.iter().map(|(h, _)| *h).collect();
-    support.push([0, 0, 0]);
-    let jvp = structure_factor_jvp(asu, table, energy_ev, absorption, params, &support)?;
-    Ok(jvp
-        .iter()
-        .map(|row| {
-            let through_f: f64 = f_bar.iter().zip(row).map(|((_, bar), df)| 2.0 * (bar.conj() * df).re).sum();
-            through_f + im_f000_bar * row[support.len() - 1].im
-        })
-        .collect())
 }

@@ -116,13 +116,23 @@ impl StructureFactors {
 
     /// F(hkl) in Å⁻², or `None` when hkl lies outside the sphere |g| ≤ g_max.
     pub fn get(&self, hkl: [i32; 3]) -> Option<Complex64> {
+        self.values.get(self.index_of(hkl)?).copied()
+    }
+
+    /// Position of `hkl` in [`StructureFactors::hkl`], or `None` outside the sphere.
+    pub fn index_of(&self, hkl: [i32; 3]) -> Option<usize> {
         if (0..3).any(|i| hkl[i].unsigned_abs() > self.half_range[i].unsigned_abs()) {
             return None;
         }
         let sides = self.half_range.map(|m| 2 * i64::from(m) + 1);
         let [h, k, l] = [0, 1, 2].map(|i| i64::from(hkl[i]) + i64::from(self.half_range[i]));
         let slot = *self.index.get(((h * sides[1] + k) * sides[2] + l) as usize)?;
-        self.values.get(slot as usize).copied()
+        (slot != u32::MAX).then_some(slot as usize)
+    }
+
+    /// [`crate::matrix::StructureFactorTable::difference_indices`] through the dense index.
+    pub(crate) fn box_difference_indices(&self, beams: &[[i32; 3]]) -> Result<Vec<u32>, [i32; 3]> {
+        crate::frame::support::box_difference_indices(self.half_range, &self.index, beams)
     }
 
     /// Every tabulated hkl, in diffBloch's `make_hkl_grid` order: h, then k, then l (l fastest),
