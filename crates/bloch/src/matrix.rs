@@ -107,6 +107,21 @@ impl StructureMatrix {
     /// A beam difference g_j − g_i missing from the table is an error naming it (the grid must
     /// reach 2·g_solve).
     pub fn build(beams: &[Hkl], table: &dyn StructureFactorTable, setup: &MatrixSetup<'_>) -> Result<Self, BlochError> {
+        let indices = table.difference_indices(beams).map_err(|d| {
+            // Name the first pair of beams with that difference (error path only).
+            let pair = beams.iter().flat_map(|a| beams.iter().map(move |b| (a, b))).find(|(a, b)| [b[0] - a[0], b[1] - a[1], b[2] - a[2]] == d);
+            let beams = pair.map_or(String::new(), |(a, b)| format!(" (beams {a:?} → {b:?})"));
+            InputError::new(format!("structure factor F{d:?}{beams}"), "outside the structure-factor grid: the grid radius must reach 2·g_solve")
+        })?;
+        Self::build_indexed(beams, table, setup, &indices)
+    }
+
+    /// [`StructureMatrix::build`] with the difference positions already gathered
+    /// (`indices` = `table.difference_indices(beams)`, which the reverse pass reuses).
+    pub fn build_indexed(beams: &[Hkl], table: &dyn StructureFactorTable, setup: &MatrixSetup<'_>, indices: &[u32]) -> Result<Self, BlochError> {
+        if indices.len() != beams.len() * beams.len() {
+            return Err(InputError::new("structure-factor indices", format!("{} for {} beams", indices.len(), beams.len())).into());
+        }
         let index_000 = beams
             .iter()
             .position(|h| *h == [0, 0, 0])
@@ -125,12 +140,6 @@ impl StructureMatrix {
         }
         let p = setup.optics.prefactor;
         let absorptive_u0 = p * table.f000().im;
-        let indices = table.difference_indices(beams).map_err(|d| {
-            // Name the first pair of beams with that difference (error path only).
-            let pair = beams.iter().flat_map(|a| beams.iter().map(move |b| (a, b))).find(|(a, b)| [b[0] - a[0], b[1] - a[1], b[2] - a[2]] == d);
-            let beams = pair.map_or(String::new(), |(a, b)| format!(" (beams {a:?} → {b:?})"));
-            InputError::new(format!("structure factor F{d:?}{beams}"), "outside the structure-factor grid: the grid radius must reach 2·g_solve")
-        })?;
         let mut a = Mat::<Complex64>::zeros(n, n);
         for j in 0..n {
             for i in 0..n {
@@ -144,7 +153,8 @@ impl StructureMatrix {
                     a[(i, i)] = diagonal;
                     continue;
                 }
-                let f = table.value_at(indices[j * n + i] as usize).unwrap_or_default();
+                let index = indices[j * n + i] as usize;
+                let f = table.value_at(index).ok_or_else(|| InputError::new("structure-factor indices", format!("position {index} is not in the table")))?;
                 a[(i, j)] = f * (p * m[j] * m[i]);
             }
         }

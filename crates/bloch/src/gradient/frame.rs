@@ -103,11 +103,12 @@ impl FramePlan {
         let tilt = rotation_x(angle.to_radians());
         let basis = lab_reciprocal_basis(&cell.direct_matrix(), &mat3_mul(&tilt, &self.orientation))?;
         let setup = MatrixSetup { basis: &basis, optics, absorption, conventions: Conventions::DiffBloch };
-        let matrix = StructureMatrix::build(beams, table, &setup)?;
+        let indices = table.difference_indices(beams).map_err(|d| InputError::new(format!("{object}: structure factor F{d:?}"), "not in the model's table"))?;
+        let matrix = StructureMatrix::build_indexed(beams, table, &setup, &indices)?;
         let propagator = TiltPropagator::new(&matrix, &self.thicknesses, taylor, &format!("{object}, tilt {angle}°"))?;
         let g_lab = beams.iter().map(|&h| g_vector(h, &basis)).collect();
         let rock_axes = std::array::from_fn(|k| [tilt[0][k], tilt[1][k], tilt[2][k]]);
-        Ok(TiltSolve { geometry: TiltGeometry { matrix, g_lab, rock_axes, prefactor: optics.prefactor }, propagator })
+        Ok(TiltSolve { geometry: TiltGeometry { matrix, g_lab, rock_axes, prefactor: optics.prefactor, indices }, propagator })
     }
 }
 

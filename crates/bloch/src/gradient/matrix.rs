@@ -6,13 +6,13 @@
 //! ∂g_a/∂ω_k = u_k × g_a with u_k = R_x(θ_i)·e_k; |g| is invariant, so ∂Sg_a = (u_k × g_a)_z and
 //! ∂M_a = M_a³·∂g_z,a/(2K). K, p and the beam sets are frozen.
 
-use faer::{Mat, MatRef};
+use faer::Mat;
 use num_complex::Complex64;
 
 use crate::beams::{Hkl, Mat3};
 use scatterlab_core::InputError;
 
-use crate::matrix::{StructureFactorTable, StructureMatrix};
+use crate::matrix::StructureMatrix;
 use crate::BlochError;
 
 /// One tilt's structure matrix with the lab geometry the orientation derivatives need.
@@ -26,6 +26,34 @@ pub struct TiltGeometry {
     pub rock_axes: Mat3,
     /// The structure-matrix prefactor p = σ/(κλπ).
     pub prefactor: f64,
+    /// Position of F(h_b − h_a) in the model's table, column-major (entry b·N + a), as
+    /// [`crate::matrix::StructureFactorTable::difference_indices`] gives them.
+    pub indices: Vec<u32>,
+}
+
+/// Ā as a propagator's reverse pass produces it: complex, or real and imaginary parts of a
+/// real-symmetric path (the imaginary part only when asked for; absent means 0).
+#[derive(Debug, Clone)]
+pub enum MatrixCotangent {
+    /// Ā.
+    Complex(Mat<Complex64>),
+    /// Re Ā and, when computed, Im Ā.
+    Split {
+        /// Re Ā.
+        re: Mat<f64>,
+        /// Im Ā (`None`: not needed, taken as 0).
+        im: Option<Mat<f64>>,
+    },
+}
+
+impl MatrixCotangent {
+    /// Ā as one complex matrix.
+    pub fn to_complex(&self) -> Mat<Complex64> {
+        match self {
+            Self::Complex(m) => m.clone(),
+            Self::Split { re, im } => Mat::from_fn(re.nrows(), re.ncols(), |i, j| Complex64::new(re[(i, j)], im.as_ref().map_or(0.0, |m| m[(i, j)]))),
+        }
+    }
 }
 
 /// What [`matrix_vjp`] returns besides the structure-factor cotangents.
@@ -84,37 +112,46 @@ pub fn orientation_direction(geom: &TiltGeometry, im_f000: f64, axis: usize) -> 
 }
 
 /// Reverse pass of one tilt: given Ā (dL = 2·Re Σ conj(Ā_ab)·dA_ab), adds p·M_a·M_b·Ā_ab to
-/// `f_bar[table.index_of(h_b − h_a)]` (dL = 2·Re Σ_h conj(F̄_h)·dF_h; `f_bar` is dense over
-/// the table's hkl list) and returns ∂L/∂Im F(000) and, with `orientation`, ∂L/∂ω (else 0).
-/// A difference the table lacks is an error naming it.
-pub fn matrix_vjp(
-    geom: &TiltGeometry,
-    a_bar: MatRef<'_, Complex64>,
-    im_f000: f64,
-    table: &dyn StructureFactorTable,
-    f_bar: &mut [Complex64],
-    orientation: bool,
-) -> Result<MatrixVjp, BlochError> {
-    let m = &geom.matrix;
-    let n = m.hkl.len();
-    let mut out = MatrixVjp::default();
-    let missing = |h: Hkl| -> BlochError { InputError::new(format!("structure factor F{h:?}"), "not in the model's table").into() };
-    let indices = table.difference_indices(&m.hkl).map_err(missing)?;
-    for b in 0..n {
-        let column = a_bar.col(b);
-        for (a, bar) in column.iter().enumerate() {
-            if a != b {
-                let slot = f_bar.get_mut(indices[b * n + a] as usize).ok_or_else(|| missing(difference(m.hkl[a], m.hkl[b])))?;
-                *slot += bar * (geom.prefactor * m.mii[a] * m.mii[b]);
-            } else if !m.hermitian {
-                out.im_f000 += 2.0 * geom.prefactor * m.mii[a] * bar.im;
-            }
-        }
-    }
+/// `f_bar[geom.indices[b·N + a]]` (dL = 2·Re Σ_h conj(F̄_h)·dF_h; `f_bar` is dense over the
+/// model table's hkl list) and returns ∂L/∂Im F(000) and, with `orientation`, ∂L/∂ω (else 0).
+/// An index outside `f_bar` is an error.
+pub fn matrix_vjp(geom: &TiltGeometry, a_bar: &MatrixCotangent, im_f000: f64, f_bar: &mut [Complex64], orientation: bool) -> Result<MatrixVjp, BlochError> {
+    let mut out = match a_bar {
+        MatrixCotangent::Complex(m) => scatter(geom, |a, b| m[(a, b)], f_bar)?,
+        MatrixCotangent::Split { re, im: Some(im) } => scatter(geom, |a, b| Complex64::new(re[(a, b)], im[(a, b)]), f_bar)?,
+        MatrixCotangent::Split { re, im: None } => scatter(geom, |a, b| Complex64::new(re[(a, b)], 0.0), f_bar)?,
+    };
     if orientation {
+        let a_bar = a_bar.to_complex();
+        let n = geom.matrix.hkl.len();
         for axis in 0..3 {
             let e = orientation_direction(geom, im_f000, axis);
             out.orientation[axis] = (0..n).flat_map(|a| (0..n).map(move |b| (a, b))).map(|(a, b)| 2.0 * (a_bar[(a, b)].conj() * e[(a, b)]).re).sum();
+        }
+    }
+    Ok(out)
+}
+
+/// The structure-factor part of [`matrix_vjp`] for Ā given entry by entry (monomorphised per
+/// storage: the N² loop is the hot one).
+fn scatter(geom: &TiltGeometry, a_bar: impl Fn(usize, usize) -> Complex64, f_bar: &mut [Complex64]) -> Result<MatrixVjp, BlochError> {
+    let m = &geom.matrix;
+    let n = m.hkl.len();
+    if geom.indices.len() != n * n {
+        return Err(InputError::new("structure-factor indices", format!("{} for {n} beams", geom.indices.len())).into());
+    }
+    let mut out = MatrixVjp::default();
+    for b in 0..n {
+        let scale_b = geom.prefactor * m.mii[b];
+        for a in 0..n {
+            let bar = a_bar(a, b);
+            if a != b {
+                let index = geom.indices[b * n + a] as usize;
+                let slot = f_bar.get_mut(index).ok_or_else(|| InputError::new(format!("structure factor F{:?}", difference(m.hkl[a], m.hkl[b])), "not in the model's table"))?;
+                *slot += bar * (scale_b * m.mii[a]);
+            } else if !m.hermitian {
+                out.im_f000 += 2.0 * geom.prefactor * m.mii[a] * bar.im;
+            }
         }
     }
     Ok(out)

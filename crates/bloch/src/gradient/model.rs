@@ -236,7 +236,7 @@ impl GradientModel {
                 (0..plan.thicknesses.len()).map(|t| positions.iter().map(|&b| cotangent[offset + t * width + b]).collect()).collect();
             let (a_bar, d_thickness) = tilt.propagator.vjp(&plan.thicknesses, &bars, imaginary)?;
             let orientation = params.iter().any(|p| matches!(*p, Param::Orientation { frame, .. } if frame == f));
-            let reverse = matrix_vjp(&tilt.geometry, a_bar.as_ref(), im_f000, &self.table, &mut f_bar, orientation)?;
+            let reverse = matrix_vjp(&tilt.geometry, &a_bar, im_f000, &mut f_bar, orientation)?;
             im_f000_bar += reverse.im_f000;
             for axis in 0..3 {
                 frame_grads[f].0[axis] += reverse.orientation[axis];

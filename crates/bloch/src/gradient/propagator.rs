@@ -5,6 +5,7 @@ use faer::{Mat, MatRef};
 use num_complex::Complex64;
 use scatterlab_core::InputError;
 
+use super::matrix::MatrixCotangent;
 use super::real_eigen::RealEigenPropagator;
 use super::taylor::{taylor_jvp, taylor_vjp};
 use crate::matrix::StructureMatrix;
@@ -108,10 +109,10 @@ impl TiltPropagator {
 
     /// (Ā, ∂L/∂t per thickness) for intensity cotangents[t][beam]. `imaginary`: whether Im Ā is
     /// needed where A is real symmetric (see [`RealEigenPropagator::vjp`]); always computed elsewhere.
-    pub fn vjp(&self, thicknesses: &[f64], cotangents: &[Vec<f64>], imaginary: bool) -> Result<(Mat<Complex64>, Vec<f64>), BlochError> {
+    pub fn vjp(&self, thicknesses: &[f64], cotangents: &[Vec<f64>], imaginary: bool) -> Result<(MatrixCotangent, Vec<f64>), BlochError> {
         match self {
             Self::RealEigen(p) => p.vjp(thicknesses, cotangents, imaginary),
-            Self::Eigen(p) => p.vjp(thicknesses, cotangents),
+            Self::Eigen(p) => p.vjp(thicknesses, cotangents).map(|(a, d)| (MatrixCotangent::Complex(a), d)),
             Self::Taylor(p) => {
                 if cotangents.len() != thicknesses.len() || cotangents.iter().any(|c| c.len() != p.n) {
                     return Err(InputError::new("Taylor vjp cotangents", format!("need {} thicknesses × {} beams", thicknesses.len(), p.n)).into());
@@ -126,7 +127,7 @@ impl TiltPropagator {
                     .zip(cotangents)
                     .map(|((v, d), g)| v.iter().zip(d).zip(g).map(|((x, y), w)| 2.0 * w * (x.conj() * y).re).sum())
                     .collect();
-                Ok((Mat::from_fn(p.n, p.n, |i, j| a_bar[i * p.n + j]), d_thickness))
+                Ok((MatrixCotangent::Complex(Mat::from_fn(p.n, p.n, |i, j| a_bar[i * p.n + j])), d_thickness))
             }
         }
     }

@@ -8,14 +8,42 @@
 //! orientation directions never have when the crystal is centrosymmetric at the origin (F and
 //! every symmetry-keeping ∂F real): the caller says whether it is needed.
 
-use faer::{Mat, MatRef, Side};
+use std::cell::RefCell;
+use std::mem::MaybeUninit;
+
+use faer::diag::Diag;
+use faer::dyn_stack::MemStack;
+use faer::linalg::evd::{self, ComputeEigenvectors, SelfAdjointEvdParams};
+use faer::{Mat, MatRef, Par, Spec};
 use num_complex::Complex64;
 use scatterlab_core::InputError;
 
 use super::eigen::{divided_difference_row, phases};
+use super::matrix::MatrixCotangent;
 use crate::matrix::StructureMatrix;
 use crate::solve::EigenPropagator;
 use crate::BlochError;
+
+thread_local! {
+    /// faer's eigensolver workspace (2.5 MB at N = 315), kept between tilts: allocated afresh
+    /// per tilt it was mapped and unmapped by the allocator each time, and the page faults cost
+    /// a tenth of a borane gradient.
+    static SCRATCH: RefCell<Vec<MaybeUninit<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on a workspace of at least `bytes` (this thread's kept one, grown as needed, or a
+/// fresh one if it is in use).
+fn with_scratch<R>(bytes: usize, f: impl FnOnce(&mut MemStack) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buffer) => {
+            if buffer.len() < bytes {
+                buffer.resize(bytes, MaybeUninit::uninit());
+            }
+            f(MemStack::new(&mut buffer[..]))
+        }
+        Err(_) => f(MemStack::new(&mut vec![MaybeUninit::uninit(); bytes][..])),
+    })
+}
 
 /// A = V·diag(μ)·Vᵀ with V real orthogonal.
 #[derive(Debug, Clone)]
@@ -36,15 +64,16 @@ impl RealEigenPropagator {
             return Ok(None);
         }
         let real = Mat::from_fn(n, n, |i, j| matrix.a[(i, j)].re);
-        let evd = real.self_adjoint_eigen(Side::Lower).map_err(|e| BlochError::Numerical {
-            object: object.to_owned(),
-            message: format!("real symmetric eigendecomposition did not converge ({e:?})"),
-        })?;
-        let values: Vec<f64> = evd.S().column_vector().iter().copied().collect();
+        let (mut vectors, mut values) = (Mat::<f64>::zeros(n, n), Diag::<f64>::zeros(n));
+        let params: Spec<SelfAdjointEvdParams, f64> = Default::default();
+        let request = evd::self_adjoint_evd_scratch::<f64>(n, ComputeEigenvectors::Yes, Par::Seq, params);
+        with_scratch(request.size_bytes(), |stack| evd::self_adjoint_evd(real.as_ref(), values.as_mut(), Some(vectors.as_mut()), Par::Seq, stack, params)).map_err(
+            |e| BlochError::Numerical { object: object.to_owned(), message: format!("real symmetric eigendecomposition did not converge ({e:?})") },
+        )?;
+        let values: Vec<f64> = values.column_vector().iter().copied().collect();
         if values.iter().any(|v| !v.is_finite()) {
             return Err(BlochError::Numerical { object: object.to_owned(), message: "non-finite eigenvalue".to_owned() });
         }
-        let vectors = evd.U().to_owned();
         // α = Vᵀe₀₀₀: the 000 row of V.
         let alpha = (0..n).map(|k| vectors[(matrix.index_000, k)]).collect();
         Ok(Some(Self { vectors, values, alpha, scale: std::f64::consts::PI / matrix.k }))
@@ -96,7 +125,7 @@ impl RealEigenPropagator {
 
     /// Reverse mode for intensity cotangents `cotangents[t][b]`: (Ā, ∂L/∂t per thickness) as
     /// [`EigenPropagator::vjp`] defines them, Im Ā computed only with `imaginary` (else 0).
-    pub fn vjp(&self, thicknesses: &[f64], cotangents: &[Vec<f64>], imaginary: bool) -> Result<(Mat<Complex64>, Vec<f64>), BlochError> {
+    pub fn vjp(&self, thicknesses: &[f64], cotangents: &[Vec<f64>], imaginary: bool) -> Result<(MatrixCotangent, Vec<f64>), BlochError> {
         let n = self.values.len();
         if cotangents.len() != thicknesses.len() || cotangents.iter().any(|c| c.len() != n) {
             return Err(InputError::new("eigen vjp cotangents", format!("need {} thicknesses × {n} beams", thicknesses.len())).into());
@@ -131,13 +160,7 @@ impl RealEigenPropagator {
             let left = &self.vectors * MatRef::from_column_major_slice(xt, n, n); // V·Xᵀ
             &self.vectors * left.transpose()
         };
-        let re = product(&x_re);
-        let a_bar = if imaginary {
-            let im = product(&x_im);
-            Mat::from_fn(n, n, |i, j| Complex64::new(re[(i, j)], im[(i, j)]))
-        } else {
-            Mat::from_fn(n, n, |i, j| Complex64::new(re[(i, j)], 0.0))
-        };
+        let a_bar = MatrixCotangent::Split { re: product(&x_re), im: imaginary.then(|| product(&x_im)) };
         Ok((a_bar, d_thickness))
     }
 

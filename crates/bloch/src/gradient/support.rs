@@ -96,4 +96,10 @@ impl StructureFactorTable for ModelTable {
     fn index_of(&self, hkl: Hkl) -> Option<usize> {
         self.table().index_of(hkl)
     }
+    fn value_at(&self, index: usize) -> Option<Complex64> {
+        self.table().value_at(index)
+    }
+    fn difference_indices(&self, beams: &[Hkl]) -> Result<Vec<u32>, Hkl> {
+        self.table().difference_indices(beams)
+    }
 }
