@@ -14,7 +14,8 @@ use std::mem::MaybeUninit;
 use faer::diag::Diag;
 use faer::dyn_stack::MemStack;
 use faer::linalg::evd::{self, ComputeEigenvectors, SelfAdjointEvdParams};
-use faer::{Mat, MatRef, Par, Spec};
+use faer::linalg::matmul::triangular::{self, BlockStructure};
+use faer::{Accum, Mat, MatRef, Par, Spec};
 use num_complex::Complex64;
 use scatterlab_core::InputError;
 
@@ -130,8 +131,9 @@ impl RealEigenPropagator {
         if cotangents.len() != thicknesses.len() || cotangents.iter().any(|c| c.len() != n) {
             return Err(InputError::new("eigen vjp cotangents", format!("need {} thicknesses × {n} beams", thicknesses.len())).into());
         }
-        // Xᵀ (row k = column k of X) so that the inner loop writes contiguous memory.
-        let (mut x_re, mut x_im) = (vec![0.0; n * n], vec![0.0; n * n]);
+        // Xᵀ (row k = column k of X) so that the inner loop writes contiguous memory; Im X
+        // only when Im Ā is wanted.
+        let (mut x_re, mut x_im) = (vec![0.0; n * n], vec![0.0; if imaginary { n * n } else { 0 }]);
         let mut d_thickness = Vec::with_capacity(thicknesses.len());
         let mut g_row = vec![Complex64::new(0.0, 0.0); n];
         for (&t, bar) in thicknesses.iter().zip(cotangents) {
@@ -145,23 +147,36 @@ impl RealEigenPropagator {
             for (j, lt) in lambda_tilde.iter().enumerate() {
                 divided_difference_row(tau, &self.values, &e, j, &mut g_row);
                 // X_jk += conj(G_jk)·λ̃_j·α_k, stored at column j of Xᵀ (column-major).
-                let (re, im) = (&mut x_re[j * n..(j + 1) * n], &mut x_im[j * n..(j + 1) * n]);
-                for (k, (g, a)) in g_row.iter().zip(&self.alpha).enumerate() {
-                    let v = g.conj() * lt * *a;
-                    re[k] += v.re;
-                    im[k] += v.im;
+                let re = &mut x_re[j * n..(j + 1) * n];
+                for ((x, g), a) in re.iter_mut().zip(&g_row).zip(&self.alpha) {
+                    *x += (g.conj() * lt).re * a;
+                }
+                if let Some(im) = x_im.get_mut(j * n..(j + 1) * n) {
+                    for ((x, g), a) in im.iter_mut().zip(&g_row).zip(&self.alpha) {
+                        *x += (g.conj() * lt).im * a;
+                    }
                 }
             }
             let dpsi = self.thickness_derivative(t);
             d_thickness.push(psi.iter().zip(&dpsi).zip(bar).map(|((p, dp), g)| 2.0 * g * (p.conj() * dp).re).sum());
         }
-        // Ā = V·X·Vᵀ = V·(V·Xᵀ)ᵀ.
-        let product = |xt: &[f64]| -> Mat<f64> {
-            let left = &self.vectors * MatRef::from_column_major_slice(xt, n, n); // V·Xᵀ
-            &self.vectors * left.transpose()
-        };
-        let a_bar = MatrixCotangent::Split { re: product(&x_re), im: imaginary.then(|| product(&x_im)) };
-        Ok((a_bar, d_thickness))
+        if imaginary {
+            // Ā = V·X·Vᵀ = V·(V·Xᵀ)ᵀ, real and imaginary parts.
+            let product = |xt: &[f64]| -> Mat<f64> {
+                let left = &self.vectors * MatRef::from_column_major_slice(xt, n, n); // V·Xᵀ
+                &self.vectors * left.transpose()
+            };
+            return Ok((MatrixCotangent::Split { re: product(&x_re), im: Some(product(&x_im)) }, d_thickness));
+        }
+        // Every ∂A is then real symmetric, so only sym(Re Ā) = V·sym(Re X)·Vᵀ matters: one full
+        // product and the lower triangle of the second (a quarter of the GEMM work saved, and
+        // the scatter reads half of Ā).
+        let xt = MatRef::from_column_major_slice(&x_re, n, n);
+        let symmetric = Mat::from_fn(n, n, |i, j| 0.5 * (xt[(i, j)] + xt[(j, i)]));
+        let left = &self.vectors * &symmetric;
+        let mut lower = Mat::<f64>::zeros(n, n);
+        triangular::matmul(lower.as_mut(), BlockStructure::TriangularLower, Accum::Replace, &left, BlockStructure::Rectangular, self.vectors.transpose(), BlockStructure::Rectangular, 1.0, Par::Seq);
+        Ok((MatrixCotangent::SymmetricLower(lower), d_thickness))
     }
 
     /// dψ[direction][t][beam] along each direction (through the complex code).
