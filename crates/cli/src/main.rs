@@ -181,6 +181,8 @@ enum ReflCommand {
 }
 
 fn main() -> ExitCode {
+    // Batch work allocates and frees megabytes per step (Bloch tilts, STEM batches): keep them mapped.
+    scatterlab_core::process::keep_freed_memory();
     let cli = Cli::parse();
     let result = match cli.domain {
         Domain::Refl { command: ReflCommand::Compute { cases, model, q_grid, device, out } } => match (cases, model) {

@@ -6,6 +6,7 @@
 
 pub mod device;
 pub mod error;
+pub mod process;
 pub mod progress;
 pub mod provenance;
 pub mod units;
