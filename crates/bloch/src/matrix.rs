@@ -32,6 +32,11 @@ pub trait StructureFactorTable {
     fn value_at(&self, index: usize) -> Option<Complex64> {
         self.value(*self.hkl_list().get(index)?)
     }
+    /// Every F in [`StructureFactorTable::hkl_list`] order, when the table stores them so
+    /// (matrix assembly then reads the slice instead of N² calls).
+    fn dense_values(&self) -> Option<&[Complex64]> {
+        None
+    }
     /// Positions of F(beams[j] − beams[i]) for every pair, column-major (entry j·N + i), as
     /// matrix assembly and its reverse pass read them; `Err` names the first difference the
     /// table lacks. Tables with a dense hkl box gather these in one tight loop.
@@ -140,6 +145,7 @@ impl StructureMatrix {
         }
         let p = setup.optics.prefactor;
         let absorptive_u0 = p * table.f000().im;
+        let dense = table.dense_values();
         let mut a = Mat::<Complex64>::zeros(n, n);
         for j in 0..n {
             for i in 0..n {
@@ -154,7 +160,11 @@ impl StructureMatrix {
                     continue;
                 }
                 let index = indices[j * n + i] as usize;
-                let f = table.value_at(index).ok_or_else(|| InputError::new("structure-factor indices", format!("position {index} is not in the table")))?;
+                let f = match dense {
+                    Some(values) => values.get(index).copied(),
+                    None => table.value_at(index),
+                };
+                let f = f.ok_or_else(|| InputError::new("structure-factor indices", format!("position {index} is not in the table")))?;
                 a[(i, j)] = f * (p * m[j] * m[i]);
             }
         }

@@ -163,6 +163,9 @@ impl StructureFactorTable for SupportTable {
     fn value_at(&self, index: usize) -> Option<Complex64> {
         self.values.get(index).copied()
     }
+    fn dense_values(&self) -> Option<&[Complex64]> {
+        Some(&self.values)
+    }
     fn difference_indices(&self, beams: &[Hkl]) -> Result<Vec<u32>, Hkl> {
         box_difference_indices(self.half_range, &self.index, beams)
     }

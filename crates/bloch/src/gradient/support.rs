@@ -99,6 +99,9 @@ impl StructureFactorTable for ModelTable {
     fn value_at(&self, index: usize) -> Option<Complex64> {
         self.table().value_at(index)
     }
+    fn dense_values(&self) -> Option<&[Complex64]> {
+        self.table().dense_values()
+    }
     fn difference_indices(&self, beams: &[Hkl]) -> Result<Vec<u32>, Hkl> {
         self.table().difference_indices(beams)
     }
