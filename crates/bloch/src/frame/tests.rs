@@ -129,6 +129,38 @@ _atom_site_fract_z\n_atom_site_U_iso_or_equiv\nSi1 Si 0.1 0.2 0.3 0.005\nO1 O 0.
 }
 
 #[test]
+fn gathered_difference_indices_equal_per_pair_lookups() {
+    let cif = "data_toy\n_cell_length_a 4.1\n_cell_length_b 4.3\n_cell_length_c 5.2\n_cell_angle_alpha 90\n_cell_angle_beta 95\n_cell_angle_gamma 90\n\
+loop_\n_symmetry_equiv_pos_as_xyz\n'x,y,z'\nloop_\n_atom_site_label\n_atom_site_type_symbol\n_atom_site_fract_x\n_atom_site_fract_y\n\
+_atom_site_fract_z\n_atom_site_U_iso_or_equiv\nSi1 Si 0.1 0.2 0.3 0.005\n";
+    let crystal = parse_cif("toy", cif).unwrap();
+    let full = StructureFactors::compute(&crystal, 2.0, 200e3, false).unwrap();
+    let support: Vec<Hkl> = full.hkl().to_vec();
+    let table = SupportTable::compute(&crystal, &support).unwrap();
+    let per_pair = |t: &dyn StructureFactorTable, beams: &[Hkl]| -> Result<Vec<u32>, Hkl> {
+        let mut out = Vec::new();
+        for b in beams {
+            for a in beams {
+                let d = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+                out.push(t.index_of(d).ok_or(d)? as u32);
+            }
+        }
+        Ok(out)
+    };
+    // Within the box's half-width per axis (the one-load fast path), and beyond it (per-pair checks).
+    let near: Vec<Hkl> = vec![[0, 0, 0], [1, 0, -1], [-2, 1, 0], [0, -1, 2], [1, 1, 1]];
+    let far: Vec<Hkl> = vec![[0, 0, 0], [5, 0, 0], [-5, 0, 0]];
+    for (t, name) in [(&table as &dyn StructureFactorTable, "support"), (&full, "grid")] {
+        assert_eq!(t.difference_indices(&near), per_pair(t, &near), "{name}");
+        assert_eq!(t.difference_indices(&far), per_pair(t, &far), "{name}");
+    }
+    // A difference outside the table is named.
+    let beyond: Vec<Hkl> = vec![[0, 0, 0], [12, 0, 0]];
+    assert_eq!(table.difference_indices(&beyond), Err([-12, 0, 0]));
+    assert!(far.iter().all(|h| h[0].abs() <= 5) && per_pair(&table, &far).is_err(), "the far set must leave the box");
+}
+
+#[test]
 fn union_table_matrices_equal_structure_matrix_build_bit_for_bit() {
     for absorption in [false, true] {
         let table = toy_table(7, absorption);
