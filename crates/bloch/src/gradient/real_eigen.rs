@@ -30,9 +30,8 @@ use crate::BlochError;
 const DIVIDE_AND_CONQUER_LEAF: usize = 64;
 
 thread_local! {
-    /// faer's eigensolver workspace (2.5 MB at N = 315), kept between tilts: allocated afresh
-    /// per tilt it was mapped and unmapped by the allocator each time, and the page faults cost
-    /// a tenth of a borane gradient.
+    /// faer's eigensolver workspace (2.5 MB at N = 315), kept between tilts instead of being
+    /// allocated (and, by glibc, mapped and unmapped) for every tilt.
     static SCRATCH: RefCell<Vec<MaybeUninit<u8>>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -75,8 +74,12 @@ impl RealEigenPropagator {
         // 128-blocks): ~4 % off a borane gradient, measured alternating 32/64/128.
         raw.recursion_threshold = DIVIDE_AND_CONQUER_LEAF;
         let params: Spec<SelfAdjointEvdParams, f64> = raw.into();
-        let request = evd::self_adjoint_evd_scratch::<f64>(n, ComputeEigenvectors::Yes, Par::Seq, params);
-        with_scratch(request.size_bytes(), |stack| evd::self_adjoint_evd(real.as_ref(), values.as_mut(), Some(vectors.as_mut()), Par::Seq, stack, params)).map_err(
+        // Bytes with room to align (the kept buffer is a byte vector); usize::MAX on overflow.
+        let bytes = evd::self_adjoint_evd_scratch::<f64>(n, ComputeEigenvectors::Yes, Par::Seq, params).unaligned_bytes_required();
+        if bytes == usize::MAX {
+            return Err(BlochError::Numerical { object: object.to_owned(), message: format!("eigensolver workspace for {n} beams overflows") });
+        }
+        with_scratch(bytes, |stack| evd::self_adjoint_evd(real.as_ref(), values.as_mut(), Some(vectors.as_mut()), Par::Seq, stack, params)).map_err(
             |e| BlochError::Numerical { object: object.to_owned(), message: format!("real symmetric eigendecomposition did not converge ({e:?})") },
         )?;
         let values: Vec<f64> = values.column_vector().iter().copied().collect();
