@@ -1,6 +1,6 @@
 //! The eigen path for a real symmetric A (every Im A_ab == 0: a centrosymmetric crystal with its
-//! origin on −1, e.g. borane Pccn or SrTiO3): faer's real solver (~2× faster than the complex one
-//! at N = 315) and real GEMMs in the reverse pass (a complex GEMM costs 4 real ones).
+//! origin on −1, e.g. borane Pccn or SrTiO3): [`crate::solve::symmetric`] (faer's complex solver is ~2.5× slower at
+//! N = 315) and real GEMMs in the reverse pass (a complex GEMM costs 4 real ones).
 //!
 //! V and α = Vᵀe₀₀₀ are real; ψ(t) = V·(e(t) ⊙ α). The reverse pass is [`super::eigen`]'s
 //! Ā = V·X·Vᵀ with X = Σ_t conj(G(t)) ∘ (λ̃(t)·αᵀ) split as Re Ā = V·Re X·Vᵀ and
@@ -8,46 +8,17 @@
 //! orientation directions never have when the crystal is centrosymmetric at the origin (F and
 //! every symmetry-keeping ∂F real): the caller says whether it is needed.
 
-use std::cell::RefCell;
-use std::mem::MaybeUninit;
-
-use faer::diag::Diag;
-use faer::dyn_stack::MemStack;
-use faer::linalg::evd::{self, ComputeEigenvectors, SelfAdjointEvdParams};
 use faer::linalg::matmul::triangular::{self, BlockStructure};
-use faer::{Accum, Mat, MatRef, Par, Spec};
+use faer::{Accum, Mat, MatRef, Par};
 use num_complex::Complex64;
 use scatterlab_core::InputError;
 
 use super::eigen::{divided_difference_row, phases};
 use super::matrix::MatrixCotangent;
 use crate::matrix::StructureMatrix;
+use crate::solve::symmetric::{symmetric_eigen, SymmetricEigenError};
 use crate::solve::EigenPropagator;
 use crate::BlochError;
-
-/// Sub-problem size below which faer's tridiagonal eigensolver switches from divide and
-/// conquer to QR sweeps.
-const DIVIDE_AND_CONQUER_LEAF: usize = 64;
-
-thread_local! {
-    /// faer's eigensolver workspace (2.5 MB at N = 315), kept between tilts instead of being
-    /// allocated (and, by glibc, mapped and unmapped) for every tilt.
-    static SCRATCH: RefCell<Vec<MaybeUninit<u8>>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Runs `f` on a workspace of at least `bytes` (this thread's kept one, grown as needed, or a
-/// fresh one if it is in use).
-fn with_scratch<R>(bytes: usize, f: impl FnOnce(&mut MemStack) -> R) -> R {
-    SCRATCH.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut buffer) => {
-            if buffer.len() < bytes {
-                buffer.resize(bytes, MaybeUninit::uninit());
-            }
-            f(MemStack::new(&mut buffer[..]))
-        }
-        Err(_) => f(MemStack::new(&mut vec![MaybeUninit::uninit(); bytes][..])),
-    })
-}
 
 /// A = V·diag(μ)·Vᵀ with V real orthogonal.
 #[derive(Debug, Clone)]
@@ -68,21 +39,13 @@ impl RealEigenPropagator {
             return Ok(None);
         }
         let real = Mat::from_fn(n, n, |i, j| matrix.a[(i, j)].re);
-        let (mut vectors, mut values) = (Mat::<f64>::zeros(n, n), Diag::<f64>::zeros(n));
-        let mut raw: SelfAdjointEvdParams = <SelfAdjointEvdParams as faer::Auto<f64>>::auto();
-        // Divide and conquer down to 64 (faer's default 128 leaves N ≈ 315 to QR sweeps in
-        // 128-blocks): ~4 % off a borane gradient, measured alternating 32/64/128.
-        raw.recursion_threshold = DIVIDE_AND_CONQUER_LEAF;
-        let params: Spec<SelfAdjointEvdParams, f64> = raw.into();
-        // Bytes with room to align (the kept buffer is a byte vector); usize::MAX on overflow.
-        let bytes = evd::self_adjoint_evd_scratch::<f64>(n, ComputeEigenvectors::Yes, Par::Seq, params).unaligned_bytes_required();
-        if bytes == usize::MAX {
-            return Err(BlochError::Numerical { object: object.to_owned(), message: format!("eigensolver workspace for {n} beams overflows") });
-        }
-        with_scratch(bytes, |stack| evd::self_adjoint_evd(real.as_ref(), values.as_mut(), Some(vectors.as_mut()), Par::Seq, stack, params)).map_err(
-            |e| BlochError::Numerical { object: object.to_owned(), message: format!("real symmetric eigendecomposition did not converge ({e:?})") },
-        )?;
-        let values: Vec<f64> = values.column_vector().iter().copied().collect();
+        let (vectors, values) = symmetric_eigen(real.as_ref()).map_err(|e| BlochError::Numerical {
+            object: object.to_owned(),
+            message: match e {
+                SymmetricEigenError::Workspace => format!("eigensolver workspace for {n} beams overflows"),
+                SymmetricEigenError::NoConvergence => "real symmetric eigendecomposition did not converge".to_owned(),
+            },
+        })?;
         if values.iter().any(|v| !v.is_finite()) {
             return Err(BlochError::Numerical { object: object.to_owned(), message: "non-finite eigenvalue".to_owned() });
         }
@@ -142,9 +105,11 @@ impl RealEigenPropagator {
         if cotangents.len() != thicknesses.len() || cotangents.iter().any(|c| c.len() != n) {
             return Err(InputError::new("eigen vjp cotangents", format!("need {} thicknesses × {n} beams", thicknesses.len())).into());
         }
-        // Xᵀ (row k = column k of X) so that the inner loop writes contiguous memory; Im X
-        // only when Im Ā is wanted.
-        let (mut x_re, mut x_im) = (vec![0.0; n * n], vec![0.0; if imaginary { n * n } else { 0 }]);
+        if !imaginary {
+            return self.vjp_symmetric(thicknesses, cotangents);
+        }
+        // Xᵀ (row k = column k of X) so that the inner loop writes contiguous memory.
+        let (mut x_re, mut x_im) = (vec![0.0; n * n], vec![0.0; n * n]);
         let mut d_thickness = Vec::with_capacity(thicknesses.len());
         let mut g_row = vec![Complex64::new(0.0, 0.0); n];
         for (&t, bar) in thicknesses.iter().zip(cotangents) {
@@ -162,28 +127,56 @@ impl RealEigenPropagator {
                 for ((x, g), a) in re.iter_mut().zip(&g_row).zip(&self.alpha) {
                     *x += (g.conj() * lt).re * a;
                 }
-                if let Some(im) = x_im.get_mut(j * n..(j + 1) * n) {
-                    for ((x, g), a) in im.iter_mut().zip(&g_row).zip(&self.alpha) {
-                        *x += (g.conj() * lt).im * a;
-                    }
+                let im = &mut x_im[j * n..(j + 1) * n];
+                for ((x, g), a) in im.iter_mut().zip(&g_row).zip(&self.alpha) {
+                    *x += (g.conj() * lt).im * a;
                 }
             }
             let dpsi = self.thickness_derivative(t);
             d_thickness.push(psi.iter().zip(&dpsi).zip(bar).map(|((p, dp), g)| 2.0 * g * (p.conj() * dp).re).sum());
         }
-        if imaginary {
-            // Ā = V·X·Vᵀ = V·(V·Xᵀ)ᵀ, real and imaginary parts.
-            let product = |xt: &[f64]| -> Mat<f64> {
-                let left = &self.vectors * MatRef::from_column_major_slice(xt, n, n); // V·Xᵀ
-                &self.vectors * left.transpose()
-            };
-            return Ok((MatrixCotangent::Split { re: product(&x_re), im: Some(product(&x_im)) }, d_thickness));
+        // Ā = V·X·Vᵀ = V·(V·Xᵀ)ᵀ, real and imaginary parts.
+        let product = |xt: &[f64]| -> Mat<f64> {
+            let left = &self.vectors * MatRef::from_column_major_slice(xt, n, n); // V·Xᵀ
+            &self.vectors * left.transpose()
+        };
+        Ok((MatrixCotangent::Split { re: product(&x_re), im: Some(product(&x_im)) }, d_thickness))
+    }
+
+    /// [`Self::vjp`] when every ∂A is real symmetric: only sym(Re Ā) = V·sym(Re X)·Vᵀ matters.
+    /// G is symmetric, so sym(Re X)_jk = ½(Re(conj(G_jk)·λ̃_j)·α_k + Re(conj(G_jk)·λ̃_k)·α_j) needs
+    /// G on one triangle only (half the divided differences); then one full product and the
+    /// lower triangle of the second (the scatter reads half of Ā).
+    fn vjp_symmetric(&self, thicknesses: &[f64], cotangents: &[Vec<f64>]) -> Result<(MatrixCotangent, Vec<f64>), BlochError> {
+        let n = self.values.len();
+        // Row j of the lower triangle at [j·n, j·n + j] (row-major lower = column-major upper).
+        let mut upper = vec![0.0; n * n];
+        let mut d_thickness = Vec::with_capacity(thicknesses.len());
+        let mut g_row = vec![Complex64::new(0.0, 0.0); n];
+        for (&t, bar) in thicknesses.iter().zip(cotangents) {
+            let psi = self.amplitudes(t);
+            let lambda: Vec<Complex64> = psi.iter().zip(bar).map(|(p, g)| p * *g).collect();
+            let lambda_tilde: Vec<Complex64> =
+                (0..n).map(|j| self.vectors.col(j).iter().zip(&lambda).map(|(v, l)| l * v).sum()).collect();
+            let tau = self.scale * t;
+            let e = phases(tau, &self.values);
+            for j in 0..n {
+                let g = &mut g_row[..=j];
+                divided_difference_row(tau, &self.values, &e, j, g);
+                let (lj, aj) = (lambda_tilde[j], self.alpha[j]);
+                let row = &mut upper[j * n..j * n + j + 1];
+                for (((x, g), lk), ak) in row.iter_mut().zip(g.iter()).zip(&lambda_tilde).zip(&self.alpha) {
+                    // Re(conj(g)·l) = g.re·l.re + g.im·l.im
+                    let gj = g.re * lj.re + g.im * lj.im;
+                    let gk = g.re * lk.re + g.im * lk.im;
+                    *x += 0.5 * (gj * ak + gk * aj);
+                }
+            }
+            let dpsi = self.thickness_derivative(t);
+            d_thickness.push(psi.iter().zip(&dpsi).zip(bar).map(|((p, dp), g)| 2.0 * g * (p.conj() * dp).re).sum());
         }
-        // Every ∂A is then real symmetric, so only sym(Re Ā) = V·sym(Re X)·Vᵀ matters: one full
-        // product and the lower triangle of the second (a quarter of the GEMM work saved, and
-        // the scatter reads half of Ā).
-        let xt = MatRef::from_column_major_slice(&x_re, n, n);
-        let symmetric = Mat::from_fn(n, n, |i, j| 0.5 * (xt[(i, j)] + xt[(j, i)]));
+        let stored = MatRef::from_column_major_slice(&upper, n, n); // stored[(k, j)] = S_jk, k ≤ j
+        let symmetric = Mat::from_fn(n, n, |i, j| if i <= j { stored[(i, j)] } else { stored[(j, i)] });
         let left = &self.vectors * &symmetric;
         let mut lower = Mat::<f64>::zeros(n, n);
         triangular::matmul(lower.as_mut(), BlockStructure::TriangularLower, Accum::Replace, &left, BlockStructure::Rectangular, self.vectors.transpose(), BlockStructure::Rectangular, 1.0, Par::Seq);

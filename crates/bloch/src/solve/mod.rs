@@ -6,8 +6,11 @@
 //! mandatory with absorption). Both give |ψ|² in the conventions the matrix was built in:
 //! diffBloch reads ψ directly, abTEM reads the physical amplitudes M·ψ′ with ψ′(0) = M⁻¹e₀.
 
+pub mod divide_conquer;
 pub mod eigen;
 pub mod expm;
+pub mod secular;
+pub mod symmetric;
 
 use num_complex::Complex64;
 use scatterlab_core::InputError;

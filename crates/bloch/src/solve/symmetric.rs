@@ -1,0 +1,91 @@
+//! The real symmetric eigendecomposition A = V·diag(μ)·Vᵀ used by the Bloch eigen paths:
+//! faer's blocked Householder tridiagonalisation and back-transformation around our
+//! [`super::divide_conquer`] (the stage where faer 0.24 spends most of the time at N ≈ 300).
+
+use std::cell::RefCell;
+use std::mem::MaybeUninit;
+
+use faer::dyn_stack::{MemStack, StackReq};
+use faer::linalg::evd::tridiag::{tridiag_in_place, tridiag_in_place_scratch, TridiagParams};
+use faer::linalg::householder::{apply_block_householder_sequence_on_the_left_in_place_scratch, apply_block_householder_sequence_on_the_left_in_place_with_conj};
+use faer::linalg::qr::no_pivoting::factor::recommended_block_size;
+use faer::{Auto, Conj, Mat, MatRef, Par};
+
+use super::divide_conquer::tridiagonal_eigen;
+
+/// Sub-problem size at and below which the tridiagonal solve uses QR sweeps (leaves of 8–32
+/// measured equal within noise on borane-sized frames; 4 and 64 slower).
+pub const DIVIDE_AND_CONQUER_LEAF: usize = 32;
+
+thread_local! {
+    /// The tridiagonalisation workspace, kept between calls instead of being allocated (and, by
+    /// glibc, mapped and unmapped) for every tilt.
+    static SCRATCH: RefCell<Vec<MaybeUninit<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on a workspace of at least `bytes` (this thread's kept one, grown as needed, or a
+/// fresh one if it is in use).
+fn with_scratch<R>(bytes: usize, f: impl FnOnce(&mut MemStack) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buffer) => {
+            if buffer.len() < bytes {
+                buffer.resize(bytes, MaybeUninit::uninit());
+            }
+            f(MemStack::new(&mut buffer[..]))
+        }
+        Err(_) => f(MemStack::new(&mut vec![MaybeUninit::uninit(); bytes][..])),
+    })
+}
+
+/// Why the decomposition failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SymmetricEigenError {
+    /// The workspace size overflows usize.
+    Workspace,
+    /// The tridiagonal QR sweeps did not converge.
+    NoConvergence,
+}
+
+/// (V, μ ascending) of the symmetric `a` (only its lower triangle is read).
+pub fn symmetric_eigen(a: MatRef<'_, f64>) -> Result<(Mat<f64>, Vec<f64>), SymmetricEigenError> {
+    let n = a.nrows();
+    let mut vectors = Mat::<f64>::zeros(n, n);
+    if n == 0 {
+        return Ok((vectors, Vec::new()));
+    }
+    let mut trid = Mat::<f64>::zeros(n, n);
+    trid.copy_from_triangular_lower(a);
+    let bs = recommended_block_size::<f64>(n, n);
+    let mut householder = Mat::<f64>::zeros(bs, n - 1);
+    let params = <TridiagParams as Auto<f64>>::auto();
+    let request = StackReq::any_of(&[
+        tridiag_in_place_scratch::<f64>(n, Par::Seq, params.into()),
+        apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(n - 1, bs, n),
+    ]);
+    // Bytes with room to align (the kept buffer is a byte vector); usize::MAX on overflow.
+    let bytes = request.unaligned_bytes_required();
+    if bytes == usize::MAX {
+        return Err(SymmetricEigenError::Workspace);
+    }
+    with_scratch(bytes, |stack| tridiag_in_place(trid.as_mut(), householder.as_mut(), Par::Seq, stack, params.into()));
+    let mut values: Vec<f64> = (0..n).map(|i| trid[(i, i)]).collect();
+    let mut off: Vec<f64> = (0..n - 1).map(|i| trid[(i + 1, i)]).collect();
+    tridiagonal_eigen(&mut values, &mut off, vectors.as_mut(), DIVIDE_AND_CONQUER_LEAF).map_err(|_| SymmetricEigenError::NoConvergence)?;
+    if n > 1 {
+        with_scratch(bytes, |stack| {
+            apply_block_householder_sequence_on_the_left_in_place_with_conj(
+                trid.as_ref().submatrix(1, 0, n - 1, n - 1),
+                householder.as_ref(),
+                Conj::No,
+                vectors.as_mut().subrows_mut(1, n - 1),
+                Par::Seq,
+                stack,
+            )
+        });
+    }
+    Ok((vectors, values))
+}
+
+#[cfg(test)]
+#[path = "symmetric_tests.rs"]
+mod tests;
