@@ -35,15 +35,26 @@ impl RealEigenPropagator {
     /// `object` names it in errors.
     pub fn new(matrix: &StructureMatrix, object: &str) -> Result<Option<Self>, BlochError> {
         let n = matrix.hkl.len();
-        if !matrix.hermitian || (0..n).any(|j| (0..n).any(|i| matrix.a[(i, j)].im != 0.0)) {
+        if !matrix.hermitian {
             return Ok(None);
         }
-        let real = Mat::from_fn(n, n, |i, j| matrix.a[(i, j)].re);
-        let (vectors, values) = symmetric_eigen(real.as_ref()).map_err(|e| BlochError::Numerical {
+        // The real part, or None at the first non-zero imaginary part (one pass).
+        let mut real = Mat::<f64>::zeros(n, n);
+        for j in 0..n {
+            for i in 0..n {
+                let a = matrix.a[(i, j)];
+                if a.im != 0.0 {
+                    return Ok(None);
+                }
+                real[(i, j)] = a.re;
+            }
+        }
+        let (vectors, values) = symmetric_eigen(real).map_err(|e| BlochError::Numerical {
             object: object.to_owned(),
             message: match e {
                 SymmetricEigenError::Workspace => format!("eigensolver workspace for {n} beams overflows"),
                 SymmetricEigenError::NoConvergence => "real symmetric eigendecomposition did not converge".to_owned(),
+                SymmetricEigenError::NotSquare => format!("structure matrix is not square ({n} beams)"),
             },
         })?;
         if values.iter().any(|v| !v.is_finite()) {

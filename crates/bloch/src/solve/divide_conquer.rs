@@ -30,8 +30,24 @@ pub fn tridiagonal_eigen(diag: &mut [f64], off: &mut [f64], u: MatMut<'_, f64>, 
     if n == 0 {
         return Ok(());
     }
-    let mut work = Work::new(n);
-    recurse(diag, &mut off[..n - 1], u, &mut work, leaf.max(4))
+    WORK.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut kept) => {
+            if kept.as_ref().is_none_or(|w| w.z.len() < n) {
+                *kept = Some(Work::new(n));
+            }
+            match kept.as_mut() {
+                Some(work) => recurse(diag, &mut off[..n - 1], u, work, leaf.max(4)),
+                None => recurse(diag, &mut off[..n - 1], u, &mut Work::new(n), leaf.max(4)),
+            }
+        }
+        Err(_) => recurse(diag, &mut off[..n - 1], u, &mut Work::new(n), leaf.max(4)),
+    })
+}
+
+thread_local! {
+    /// The merge scratch (five N × N matrices), kept between calls: allocating and zeroing it
+    /// for every tilt cost a few per cent of a borane-sized gradient.
+    static WORK: std::cell::RefCell<Option<Work>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Per-merge scratch, sized for the whole problem (children use prefixes: they run one at a
@@ -49,6 +65,10 @@ struct Work {
     run_info: Vec<usize>,
     repaired: Mat<f64>,
     tmp: Mat<f64>,
+    /// The merge product's operands and result (see [`merge_product_deflated`]).
+    rank_one: Mat<f64>,
+    product: Mat<f64>,
+    copies: Mat<f64>,
 }
 
 impl Work {
@@ -66,6 +86,9 @@ impl Work {
             run_info: vec![0; n],
             repaired: Mat::zeros(n, n),
             tmp: Mat::zeros(n, n),
+            rank_one: Mat::zeros(n, n),
+            product: Mat::zeros(n, n),
+            copies: Mat::zeros(n, n),
         }
     }
 }
@@ -112,7 +135,7 @@ fn recurse(diag: &mut [f64], off: &mut [f64], mut u: MatMut<'_, f64>, work: &mut
 /// eigenvalues in `diag`).
 fn merge(diag: &mut [f64], rho_signed: f64, mut u: MatMut<'_, f64>, n1: usize, w: &mut Work) {
     let n = diag.len();
-    let Work { permuted_d, permuted_z, z, householder, mus, shifts, pl_before, pl_after, pr, run_info, repaired, tmp } = w;
+    let Work { permuted_d, permuted_z, z, householder, mus, shifts, pl_before, pl_after, pr, run_info, repaired, tmp, rank_one, product, copies } = w;
     let (permuted_d, permuted_z, z, householder) = (&mut permuted_d[..n], &mut permuted_z[..n], &mut z[..n], &mut householder[..n]);
     let (mus, shifts, pl_before, pl_after, pr, run_info) = (&mut mus[..n], &mut shifts[..n], &mut pl_before[..n], &mut pl_after[..n], &mut pr[..n], &mut run_info[..n]);
     let mut repaired = repaired.as_mut().submatrix_mut(0, 0, n, n);
@@ -228,7 +251,8 @@ fn merge(diag: &mut [f64], rho_signed: f64, mut u: MatMut<'_, f64>, n1: usize, w
         for p in pl_after.iter_mut() {
             *p = pl_before[*p];
         }
-        merge_product_deflated(u.rb_mut(), repaired.rb_mut(), tmp.rb_mut(), n1, non_deflated, pl_after, pr, permuted_d, permuted_z, mus, shifts);
+        let buffers = [repaired.rb_mut(), tmp.rb_mut(), rank_one.as_mut(), product.as_mut(), copies.as_mut()];
+        merge_product_deflated(u.rb_mut(), buffers, n1, non_deflated, pl_after, pr, permuted_d, permuted_z, mus, shifts);
     } else {
         rank_one_vectors(repaired.rb_mut(), non_deflated, pl_after, pr, permuted_d, permuted_z, mus, shifts);
         let mut idx = 0;
@@ -368,8 +392,7 @@ fn rank_one_column(out: &mut [f64], d: &[f64], z: &[f64], shift: f64, mu: f64) {
 #[allow(clippy::too_many_arguments)]
 fn merge_product_deflated(
     mut u: MatMut<'_, f64>,
-    mut r: MatMut<'_, f64>,
-    mut tmp: MatMut<'_, f64>,
+    buffers: [MatMut<'_, f64>; 5],
     n1: usize,
     non_deflated: usize,
     pl_after: &[usize],
@@ -380,6 +403,7 @@ fn merge_product_deflated(
     shifts: &[f64],
 ) {
     let n = u.nrows();
+    let [mut r, mut tmp, rank_one, product, copies] = buffers;
     // Non-deflated rows split by half: (index in the rank-one problem, row of blockdiag).
     let top: Vec<usize> = (0..non_deflated).filter(|&i| pl_after[i] < n1).collect();
     let bottom: Vec<usize> = (0..non_deflated).filter(|&i| pl_after[i] >= n1).collect();
@@ -388,10 +412,10 @@ fn merge_product_deflated(
     // R on the non-deflated rows (top ones first) × non-deflated columns, normalised.
     let order = || top.iter().chain(bottom.iter());
     let (dg, zg): (Vec<f64>, Vec<f64>) = (order().map(|&i| d[i]).collect(), order().map(|&i| z[i]).collect());
-    let mut rr = Mat::<f64>::zeros(non_deflated, m);
+    let mut rr = rank_one.submatrix_mut(0, 0, non_deflated, m);
     for (c, &j) in columns.iter().enumerate() {
         let pj = pr[j];
-        let column = rr.col_mut(c).try_as_col_major_mut().map(|c| c.as_slice_mut());
+        let column = rr.rb_mut().col_mut(c).try_as_col_major_mut().map(|c| c.as_slice_mut());
         if let Some(column) = column {
             rank_one_column(column, &dg, &zg, shifts[pj], mus[pj]);
         }
@@ -405,28 +429,30 @@ fn merge_product_deflated(
     for (c, &i) in bottom.iter().enumerate() {
         g1.rb_mut().col_mut(c).copy_from(u.rb().col(pl_after[i]).subrows(n1, n - n1));
     }
-    let mut out = Mat::<f64>::zeros(n, m);
-    matmul(out.as_mut().subrows_mut(0, n1), Accum::Replace, r.rb().submatrix(0, 0, n1, top.len()), rr.as_ref().subrows(0, top.len()), 1.0, Par::Seq);
-    matmul(out.as_mut().subrows_mut(n1, n - n1), Accum::Replace, tmp.rb().submatrix(0, 0, n - n1, bottom.len()), rr.as_ref().subrows(top.len(), bottom.len()), 1.0, Par::Seq);
+    let mut out = product.submatrix_mut(0, 0, n, m);
+    matmul(out.rb_mut().subrows_mut(0, n1), Accum::Replace, r.rb().submatrix(0, 0, n1, top.len()), rr.rb().subrows(0, top.len()), 1.0, Par::Seq);
+    matmul(out.rb_mut().subrows_mut(n1, n - n1), Accum::Replace, tmp.rb().submatrix(0, 0, n - n1, bottom.len()), rr.rb().subrows(top.len(), bottom.len()), 1.0, Par::Seq);
     // Deflated columns: copies of blockdiag columns (zero in the other half), gathered before
     // `u` is overwritten.
-    let mut copies = Mat::<f64>::zeros(n, n - m);
+    let mut copies = copies.submatrix_mut(0, 0, n, n - m);
     let mut c = 0;
     for &pj in pr.iter() {
         if pj >= non_deflated {
             let source = pl_after[pj];
             let (start, len) = if source < n1 { (0, n1) } else { (n1, n - n1) };
-            copies.col_mut(c).subrows_mut(start, len).copy_from(u.rb().col(source).subrows(start, len));
+            let mut column = copies.rb_mut().col_mut(c);
+            column.fill(0.0);
+            column.subrows_mut(start, len).copy_from(u.rb().col(source).subrows(start, len));
             c += 1;
         }
     }
     let (mut kept, mut copied) = (0, 0);
     for (j, &pj) in pr.iter().enumerate() {
         if pj < non_deflated {
-            u.rb_mut().col_mut(j).copy_from(out.col(kept));
+            u.rb_mut().col_mut(j).copy_from(out.rb().col(kept));
             kept += 1;
         } else {
-            u.rb_mut().col_mut(j).copy_from(copies.col(copied));
+            u.rb_mut().col_mut(j).copy_from(copies.rb().col(copied));
             copied += 1;
         }
     }

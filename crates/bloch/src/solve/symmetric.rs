@@ -9,7 +9,7 @@ use faer::dyn_stack::{MemStack, StackReq};
 use faer::linalg::evd::tridiag::{tridiag_in_place, tridiag_in_place_scratch, TridiagParams};
 use faer::linalg::householder::{apply_block_householder_sequence_on_the_left_in_place_scratch, apply_block_householder_sequence_on_the_left_in_place_with_conj};
 use faer::linalg::qr::no_pivoting::factor::recommended_block_size;
-use faer::{Auto, Conj, Mat, MatRef, Par};
+use faer::{Auto, Conj, Mat, Par};
 
 use super::divide_conquer::tridiagonal_eigen;
 
@@ -44,17 +44,19 @@ pub enum SymmetricEigenError {
     Workspace,
     /// The tridiagonal QR sweeps did not converge.
     NoConvergence,
+    /// The matrix is not square.
+    NotSquare,
 }
 
-/// (V, μ ascending) of the symmetric `a` (only its lower triangle is read).
-pub fn symmetric_eigen(a: MatRef<'_, f64>) -> Result<(Mat<f64>, Vec<f64>), SymmetricEigenError> {
+/// (V, μ ascending) of the symmetric `a` (only its lower triangle is read; it is consumed as
+/// the tridiagonalisation's workspace, which saves an N² copy per tilt).
+pub fn symmetric_eigen(a: Mat<f64>) -> Result<(Mat<f64>, Vec<f64>), SymmetricEigenError> {
     let n = a.nrows();
     let mut vectors = Mat::<f64>::zeros(n, n);
-    if n == 0 {
-        return Ok((vectors, Vec::new()));
+    if n == 0 || a.ncols() != n {
+        return if n == 0 { Ok((vectors, Vec::new())) } else { Err(SymmetricEigenError::NotSquare) };
     }
-    let mut trid = Mat::<f64>::zeros(n, n);
-    trid.copy_from_triangular_lower(a);
+    let mut trid = a;
     let bs = recommended_block_size::<f64>(n, n);
     let mut householder = Mat::<f64>::zeros(bs, n - 1);
     let params = <TridiagParams as Auto<f64>>::auto();

@@ -10,7 +10,7 @@ use super::symmetric_eigen;
 /// (max residual ‖A·v − μv‖∞, max |VᵀV − I|, max |μ − μ_faer|), all relative to ‖A‖∞.
 fn check(a: &Mat<f64>) -> (f64, f64, f64) {
     let n = a.nrows();
-    let (v, mu) = symmetric_eigen(a.as_ref()).expect("decomposition");
+    let (v, mu) = symmetric_eigen(a.clone()).expect("decomposition");
     assert!(mu.windows(2).all(|w| w[0] <= w[1]), "eigenvalues not ascending");
     let scale = (0..n).map(|i| (0..n).map(|j| a[(i, j)].abs()).sum::<f64>()).fold(1e-300, f64::max);
     let av = a * &v;
