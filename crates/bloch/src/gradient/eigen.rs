@@ -45,9 +45,15 @@ pub(crate) fn phases(tau: f64, values: &[f64]) -> Vec<Complex64> {
 /// differences where the phase gap is large, [`divided_difference`] where it is small.
 pub(crate) fn divided_difference_row(tau: f64, values: &[f64], e: &[Complex64], j: usize, row: &mut [Complex64]) {
     let (mu_j, e_j) = (values[j], e[j]);
+    // Two passes so that the first (every entry as a quotient) vectorises; the second redoes the
+    // few small-gap entries (those near j in a sorted spectrum, including j itself) in sinc form.
+    for ((g, &mu_k), e_k) in row.iter_mut().zip(values).zip(e) {
+        *g = (e_j - e_k) * (mu_j - mu_k).recip();
+    }
     for (k, g) in row.iter_mut().enumerate() {
-        let gap = mu_j - values[k];
-        *g = if (tau * gap).abs() >= QUOTIENT_MIN_PHASE_GAP { (e_j - e[k]) * gap.recip() } else { divided_difference(tau, mu_j, values[k]) };
+        if (tau * (mu_j - values[k])).abs() < QUOTIENT_MIN_PHASE_GAP {
+            *g = divided_difference(tau, mu_j, values[k]);
+        }
     }
 }
 

@@ -82,17 +82,18 @@ impl RealEigenPropagator {
         }
     }
 
-    /// V·y for complex y (two real matrix-vector products).
+    /// V·y for complex y: one real product V·[Re y, Im y].
     fn to_beams(&self, y: &[Complex64]) -> Vec<Complex64> {
-        let n = self.values.len();
-        let mut out = vec![Complex64::new(0.0, 0.0); n];
-        for (k, yk) in y.iter().enumerate() {
-            let column = self.vectors.col(k);
-            for (o, v) in out.iter_mut().zip(column.iter()) {
-                *o += yk * v;
-            }
-        }
-        out
+        let parts = Mat::from_fn(y.len(), 2, |k, c| if c == 0 { y[k].re } else { y[k].im });
+        let out = &self.vectors * &parts;
+        (0..out.nrows()).map(|i| Complex64::new(out[(i, 0)], out[(i, 1)])).collect()
+    }
+
+    /// Vᵀ·y for complex y: one real product Vᵀ·[Re y, Im y].
+    fn to_eigenbasis(&self, y: &[Complex64]) -> Vec<Complex64> {
+        let parts = Mat::from_fn(y.len(), 2, |k, c| if c == 0 { y[k].re } else { y[k].im });
+        let out = self.vectors.transpose() * &parts;
+        (0..out.nrows()).map(|j| Complex64::new(out[(j, 0)], out[(j, 1)])).collect()
     }
 
     /// ψ(t) = V·(e(t) ⊙ α).
@@ -127,8 +128,7 @@ impl RealEigenPropagator {
             let psi = self.amplitudes(t);
             // λ̃ = Vᵀ(ḡ ⊙ ψ).
             let lambda: Vec<Complex64> = psi.iter().zip(bar).map(|(p, g)| p * *g).collect();
-            let lambda_tilde: Vec<Complex64> =
-                (0..n).map(|j| self.vectors.col(j).iter().zip(&lambda).map(|(v, l)| l * v).sum()).collect();
+            let lambda_tilde = self.to_eigenbasis(&lambda);
             let tau = self.scale * t;
             let e = phases(tau, &self.values);
             for (j, lt) in lambda_tilde.iter().enumerate() {
@@ -167,8 +167,7 @@ impl RealEigenPropagator {
         for (&t, bar) in thicknesses.iter().zip(cotangents) {
             let psi = self.amplitudes(t);
             let lambda: Vec<Complex64> = psi.iter().zip(bar).map(|(p, g)| p * *g).collect();
-            let lambda_tilde: Vec<Complex64> =
-                (0..n).map(|j| self.vectors.col(j).iter().zip(&lambda).map(|(v, l)| l * v).sum()).collect();
+            let lambda_tilde = self.to_eigenbasis(&lambda);
             let tau = self.scale * t;
             let e = phases(tau, &self.values);
             for j in 0..n {

@@ -1,10 +1,12 @@
-//! Thickness series from one Hermitian eigendecomposition A = V Λ Vᴴ (faer):
+//! Thickness series from one Hermitian eigendecomposition A = V Λ Vᴴ (faer's complex solver, or
+//! [`super::symmetric`] when A is real):
 //! ψ(t) = V · diag(exp(iπtλ_k/K)) · Vᴴ ψ(0), every thickness a phase multiply.
 //! Only for non-absorptive (Hermitian) matrices; absorptive ones go through `expm`.
 
 use faer::{Mat, Side};
 use num_complex::Complex64;
 
+use super::symmetric::symmetric_eigen;
 use crate::matrix::StructureMatrix;
 use crate::BlochError;
 
@@ -37,12 +39,23 @@ impl EigenPropagator {
                 message: "the eigen solver needs a Hermitian (non-absorptive) structure matrix; use the expm solver with absorption".to_owned(),
             });
         }
-        let evd = matrix.a.self_adjoint_eigen(Side::Lower).map_err(|e| BlochError::Numerical {
-            object: object.to_owned(),
-            message: format!("Hermitian eigendecomposition did not converge ({e:?})"),
-        })?;
-        let vectors = evd.U().to_owned();
-        let values: Vec<f64> = evd.S().column_vector().iter().map(|z| z.re).collect();
+        let n = matrix.hkl.len();
+        let real = (0..n).all(|j| (0..n).all(|i| matrix.a[(i, j)].im == 0.0));
+        let (vectors, values) = if real {
+            // A real symmetric A (a centrosymmetric crystal with its origin on −1): the real
+            // solver, ~2.5× faster; V real, so the same ψ up to rounding.
+            let (v, mu) = symmetric_eigen(Mat::from_fn(n, n, |i, j| matrix.a[(i, j)].re)).map_err(|e| BlochError::Numerical {
+                object: object.to_owned(),
+                message: format!("real symmetric eigendecomposition failed ({e:?})"),
+            })?;
+            (Mat::from_fn(n, n, |i, k| Complex64::new(v[(i, k)], 0.0)), mu)
+        } else {
+            let evd = matrix.a.self_adjoint_eigen(Side::Lower).map_err(|e| BlochError::Numerical {
+                object: object.to_owned(),
+                message: format!("Hermitian eigendecomposition did not converge ({e:?})"),
+            })?;
+            (evd.U().to_owned(), evd.S().column_vector().iter().map(|z| z.re).collect())
+        };
         let n = values.len();
         let alpha = (0..n).map(|k| (0..n).map(|i| vectors[(i, k)].conj() * initial[i]).sum()).collect();
         if values.iter().any(|v| !v.is_finite()) {
