@@ -3,15 +3,16 @@
 //! Without absorption A is Hermitian; when every F(g_j − g_i) it uses is real (a centrosymmetric
 //! crystal with its origin on an inversion centre, e.g. borane in Pccn: the atom sum's imaginary
 //! parts cancel to rounding and are snapped to 0), A is real symmetric. Then A = V·diag(μ)·Vᵀ
-//! with V real (faer's real `self_adjoint_eigen`, ~4× fewer flops than the complex one), α = Vᵀψ(0)
+//! with V real ([`crate::solve::symmetric`], ~4× fewer flops than the complex one), α = Vᵀψ(0)
 //! is real, and ψ(t) = V·(exp(iπtμ/K) ⊙ α): one real N×N by N×2T product gives every thickness.
 //! Other matrices take [`EigenPropagator`] unchanged.
 
-use faer::{Mat, Side};
+use faer::Mat;
 use num_complex::Complex64;
 
 use crate::matrix::{Conventions, StructureMatrix};
 use super::tridiagonal::tridiagonal_intensities;
+use crate::solve::symmetric::symmetric_eigen;
 use crate::solve::{intensities, Solver};
 use crate::BlochError;
 
@@ -40,12 +41,10 @@ pub fn eigen_intensities(matrix: &StructureMatrix, thicknesses: &[f64], object: 
         Conventions::DiffBloch => (1.0, vec![1.0; n]),
         Conventions::Abtem => (1.0 / matrix.mii[z], matrix.mii.clone()),
     };
-    let evd = a.self_adjoint_eigen(Side::Lower).map_err(|e| BlochError::Numerical {
+    let (vectors, values) = symmetric_eigen(a).map_err(|e| BlochError::Numerical {
         object: object.to_owned(),
-        message: format!("real symmetric eigendecomposition did not converge ({e:?})"),
+        message: format!("real symmetric eigendecomposition failed ({e:?})"),
     })?;
-    let vectors = evd.U();
-    let values: Vec<f64> = evd.S().column_vector().iter().copied().collect();
     if values.iter().any(|v| !v.is_finite()) {
         return Err(BlochError::Numerical { object: object.to_owned(), message: "non-finite eigenvalue".to_owned() });
     }
@@ -59,7 +58,7 @@ pub fn eigen_intensities(matrix: &StructureMatrix, thicknesses: &[f64], object: 
             phase.im
         }
     });
-    let psi = vectors * &weights;
+    let psi = &vectors * &weights;
     Ok((0..thicknesses.len())
         .map(|t| (0..n).map(|b| (psi[(b, 2 * t)] * psi[(b, 2 * t)] + psi[(b, 2 * t + 1)] * psi[(b, 2 * t + 1)]) * (readout[b] * readout[b])).collect())
         .collect())

@@ -408,3 +408,40 @@ impl Secular<'_> {
         (use_bisection, mu_cur, left_candidate, right_candidate)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+
+    use super::Secular;
+
+    /// The rational-model roots equal faer's bracketing ones (both offsets from the same pole),
+    /// on random, clustered and wide-ranging poles and weights.
+    #[test]
+    fn model_roots_equal_bracketing_roots() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
+        let mut worst: f64 = 0.0;
+        for case in 0..300 {
+            let n = rng.gen_range(2..80);
+            let mut d: Vec<f64> = (0..n).map(|_| if case % 3 == 0 { rng.gen_range(0.0..1e-6) } else { rng.gen_range(-1.0..1.0) }).collect();
+            d.sort_by(f64::total_cmp);
+            d.dedup();
+            let z: Vec<f64> = d.iter().map(|_| rng.gen_range(-1.0..1.0) * 10f64.powf(rng.gen_range(-6.0..0.0))).collect();
+            let rho = 10f64.powf(rng.gen_range(-3.0..1.0));
+            let secular = Secular { d: &d, z: &z, rho_recip: 1.0 / rho };
+            let z_norm2: f64 = z.iter().map(|x| x * x).sum();
+            let scale = d.iter().fold(rho * z_norm2, |m, x| m.max(x.abs()));
+            for k in 0..d.len() {
+                let last = k + 1 == d.len();
+                let right = if last { d[k] + rho * z_norm2 } else { d[k + 1] };
+                let (s1, m1) = secular.root(k, right);
+                let (s2, m2) = secular.root_bracketing(d[k], right, last);
+                let (l1, l2) = (s1 + m1, s2 + m2);
+                // Offsets are from the nearer pole: strictly inside; the sum may round onto it.
+                assert!(if s1 == d[k] { m1 > 0.0 } else { m1 < 0.0 } && l1 >= d[k] && l1 <= right, "root {s1} + {m1} outside ({}, {right})", d[k]);
+                worst = worst.max((l1 - l2).abs() / scale);
+            }
+        }
+        assert!(worst < 1e-13, "largest root difference {worst:e} of the spectrum's scale");
+    }
+}
