@@ -1,12 +1,12 @@
-//! Thickness series from one Hermitian eigendecomposition A = V Λ Vᴴ (faer's complex solver, or
-//! [`super::symmetric`] when A is real):
+//! Thickness series from one Hermitian eigendecomposition A = V Λ Vᴴ ([`super::symmetric`]: the
+//! complex or, when A is real, the real solver):
 //! ψ(t) = V · diag(exp(iπtλ_k/K)) · Vᴴ ψ(0), every thickness a phase multiply.
 //! Only for non-absorptive (Hermitian) matrices; absorptive ones go through `expm`.
 
-use faer::{Mat, Side};
+use faer::Mat;
 use num_complex::Complex64;
 
-use super::symmetric::symmetric_eigen;
+use super::symmetric::{hermitian_eigen, symmetric_eigen};
 use crate::matrix::StructureMatrix;
 use crate::BlochError;
 
@@ -50,11 +50,10 @@ impl EigenPropagator {
             })?;
             (Mat::from_fn(n, n, |i, k| Complex64::new(v[(i, k)], 0.0)), mu)
         } else {
-            let evd = matrix.a.self_adjoint_eigen(Side::Lower).map_err(|e| BlochError::Numerical {
+            hermitian_eigen(matrix.a.clone()).map_err(|e| BlochError::Numerical {
                 object: object.to_owned(),
-                message: format!("Hermitian eigendecomposition did not converge ({e:?})"),
-            })?;
-            (evd.U().to_owned(), evd.S().column_vector().iter().map(|z| z.re).collect())
+                message: format!("Hermitian eigendecomposition failed ({e:?})"),
+            })?
         };
         let n = values.len();
         let alpha = (0..n).map(|k| (0..n).map(|i| vectors[(i, k)].conj() * initial[i]).sum()).collect();

@@ -5,7 +5,9 @@
 use faer::Mat;
 use rand::{Rng, SeedableRng};
 
-use super::symmetric_eigen;
+use num_complex::Complex64;
+
+use super::{hermitian_eigen, symmetric_eigen};
 
 /// (max residual ‖A·v − μv‖∞, max |VᵀV − I|, max |μ − μ_faer|), all relative to ‖A‖∞.
 fn check(a: &Mat<f64>) -> (f64, f64, f64) {
@@ -105,3 +107,32 @@ fn wilkinson_and_glued_wilkinson() {
     assert_accurate("glued Wilkinson", &a);
 }
 
+
+#[test]
+fn hermitian_matrices_match_the_definition() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
+    for n in [1, 2, 7, 33, 40, 64, 129] {
+        let mut a = Mat::<Complex64>::zeros(n, n);
+        for j in 0..n {
+            a[(j, j)] = Complex64::new(rng.gen_range(-1.0..1.0), 0.0);
+            for i in j + 1..n {
+                let x = Complex64::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0));
+                a[(i, j)] = x;
+                a[(j, i)] = x.conj();
+            }
+        }
+        let (v, mu) = hermitian_eigen(a.clone()).expect("decomposition");
+        let reference = a.self_adjoint_eigen(faer::Side::Lower).expect("faer");
+        let av = &a * &v;
+        let vhv = v.adjoint() * &v;
+        let bound = 50.0 * n as f64 * f64::EPSILON * n as f64;
+        for j in 0..n {
+            assert!((mu[j] - reference.S().column_vector()[j].re).abs() < bound, "n {n}: eigenvalue {j}");
+            for i in 0..n {
+                assert!((av[(i, j)] - v[(i, j)] * mu[j]).norm() < bound, "n {n}: residual ({i}, {j})");
+                let delta = if i == j { 1.0 } else { 0.0 };
+                assert!((vhv[(i, j)] - delta).norm() < bound, "n {n}: orthogonality ({i}, {j})");
+            }
+        }
+    }
+}
