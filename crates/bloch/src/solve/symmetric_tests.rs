@@ -136,3 +136,19 @@ fn hermitian_matrices_match_the_definition() {
         }
     }
 }
+
+#[test]
+fn non_finite_input_is_an_error_or_non_finite_output_never_a_panic() {
+    // The callers reject non-finite eigenvalues with a typed error; here only: no panic, no hang.
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    for n in [3, 40, 100] {
+        for bad in [f64::NAN, f64::INFINITY] {
+            let mut a = random_symmetric(n, &mut rng);
+            a[(n / 2, n / 3)] = bad;
+            a[(n / 3, n / 2)] = bad;
+            if let Ok((_, mu)) = symmetric_eigen(a) {
+                assert!(mu.iter().any(|m| !m.is_finite()), "n {n}: {bad} in A gave a finite spectrum");
+            }
+        }
+    }
+}
