@@ -29,31 +29,65 @@ pub(crate) fn divided_difference(tau: f64, mu_j: f64, mu_k: f64) -> Complex64 {
     Complex64::from_polar(tau * sinc(tau * half_gap), tau * mean) * Complex64::new(0.0, 1.0)
 }
 
-/// Below this phase gap |τ(μ_j − μ_k)| row `j` of G uses the sinc form; above it the plain
+/// Below this phase gap |τ(μ_j − μ_k)| row `j` of G uses the series form; above it the plain
 /// quotient (e_j − e_k)/(μ_j − μ_k), which needs no transcendental per pair (the N² sin/cos
 /// dominated the reverse pass). Each phase τμ carries a rounding error ≈ ε·τ|μ|, so the quotient
-/// is off by ≈ ε·|μ|/|Δμ| relative and the sinc form by ≈ ε·τ|μ|: at a gap of 1 rad and above the
-/// quotient is no worse.
+/// is off by ≈ ε·|μ|/|Δμ| relative and the series form by ≈ ε·τ|μ|: at a gap of 1 rad and above
+/// the quotient is no worse.
 const QUOTIENT_MIN_PHASE_GAP: f64 = 1.0;
+
+/// Taylor coefficients (in x²) of sin(x)/x: (−1)ᵐ/(2m+1)!, m = 0..9 (the next term is below
+/// 1e-19 for |x| < 1).
+const SINC_SERIES: [f64; 10] = [
+    1.0,
+    -1.0 / 6.0,
+    1.0 / 120.0,
+    -1.0 / 5040.0,
+    1.0 / 362880.0,
+    -1.0 / 39916800.0,
+    1.0 / 6227020800.0,
+    -1.0 / 1307674368000.0,
+    1.0 / 355687428096000.0,
+    -1.0 / 121645100408832000.0,
+];
+/// Taylor coefficients (in x²) of (1 − cos x)/x²: (−1)ᵐ/(2m+2)!, m = 0..9.
+const VERSINE_SERIES: [f64; 10] = [
+    1.0 / 2.0,
+    -1.0 / 24.0,
+    1.0 / 720.0,
+    -1.0 / 40320.0,
+    1.0 / 3628800.0,
+    -1.0 / 479001600.0,
+    1.0 / 87178291200.0,
+    -1.0 / 20922789888000.0,
+    1.0 / 6402373705728000.0,
+    -1.0 / 2432902008176640000.0,
+];
+
+/// (e^{ix} − 1)/x = i·sin(x)/x − (1 − cos x)/x for |x| < 1, by the two series (no cancellation,
+/// no transcendental call).
+#[inline(always)]
+fn exp_minus_one_over_x(x: f64) -> Complex64 {
+    let y = x * x;
+    let horner = |c: &[f64; 10]| c.iter().rev().fold(0.0, |acc, &k| acc * y + k);
+    Complex64::new(-x * horner(&VERSINE_SERIES), horner(&SINC_SERIES))
+}
 
 /// e_k(τ) = exp(iτμ_k) for every eigenvalue.
 pub(crate) fn phases(tau: f64, values: &[f64]) -> Vec<Complex64> {
     values.iter().map(|&mu| Complex64::from_polar(1.0, tau * mu)).collect()
 }
 
-/// Row `j` of G(τ) into `row`, given the phases `e` = [`phases`]`(τ, values)`: the quotient of
-/// differences where the phase gap is large, [`divided_difference`] where it is small.
+/// Row `j` of G(τ) into `row` (as many entries as `row` holds), given the phases `e` =
+/// [`phases`]`(τ, values)`: the quotient of differences where the phase gap is large; where it
+/// is small G_jk = e_k·(e^{iτΔ} − 1)/Δ, Δ = μ_j − μ_k, by [`exp_minus_one_over_x`] (G_jj = iτe_j).
+/// G is symmetric, so the row is also column `j`.
 pub(crate) fn divided_difference_row(tau: f64, values: &[f64], e: &[Complex64], j: usize, row: &mut [Complex64]) {
     let (mu_j, e_j) = (values[j], e[j]);
-    // Two passes so that the first (every entry as a quotient) vectorises; the second redoes the
-    // few small-gap entries (those near j in a sorted spectrum, including j itself) in sinc form.
-    for ((g, &mu_k), e_k) in row.iter_mut().zip(values).zip(e) {
-        *g = (e_j - e_k) * (mu_j - mu_k).recip();
-    }
-    for (k, g) in row.iter_mut().enumerate() {
-        if (tau * (mu_j - values[k])).abs() < QUOTIENT_MIN_PHASE_GAP {
-            *g = divided_difference(tau, mu_j, values[k]);
-        }
+    for ((g, &mu_k), &e_k) in row.iter_mut().zip(values).zip(e) {
+        let gap = mu_j - mu_k;
+        let x = tau * gap;
+        *g = if x.abs() < QUOTIENT_MIN_PHASE_GAP { e_k * (exp_minus_one_over_x(x) * tau) } else { (e_j - e_k) * gap.recip() };
     }
 }
 
@@ -74,10 +108,20 @@ impl EigenPropagator {
         self.values.iter().zip(&self.alpha).map(|(&mu, &a)| Complex64::from_polar(1.0, tau * mu) * a).collect()
     }
 
-    /// V·y.
+    /// V·y (column by column: contiguous).
     fn to_beams(&self, y: &[Complex64]) -> Vec<Complex64> {
-        let n = self.len();
-        (0..n).map(|i| (0..n).map(|k| self.vectors[(i, k)] * y[k]).sum()).collect()
+        let mut out = vec![Complex64::new(0.0, 0.0); self.len()];
+        for (k, &yk) in y.iter().enumerate() {
+            for (o, v) in out.iter_mut().zip(self.vectors.col_as_slice(k)) {
+                *o += v * yk;
+            }
+        }
+        out
+    }
+
+    /// Vᴴ·y (a dot product per column).
+    fn to_eigenbasis_vector(&self, y: &[Complex64]) -> Vec<Complex64> {
+        (0..self.len()).map(|k| self.vectors.col_as_slice(k).iter().zip(y).map(|(v, x)| v.conj() * x).sum()).collect()
     }
 
     /// dψ(t) along each direction E (an N×N perturbation of A, Hermitian or not), for every
@@ -131,20 +175,25 @@ impl EigenPropagator {
         }
         let mut x = Mat::<Complex64>::zeros(n, n);
         let mut d_thickness = Vec::with_capacity(thicknesses.len());
+        let mut g_col = vec![Complex64::new(0.0, 0.0); n];
         for (&t, bar) in thicknesses.iter().zip(cotangents) {
-            let psi = self.to_beams(&self.phased(t));
-            let lambda: Vec<Complex64> = psi.iter().zip(bar).map(|(p, g)| p * *g).collect();
-            let lambda_tilde: Vec<Complex64> = (0..n).map(|j| (0..n).map(|i| self.vectors[(i, j)].conj() * lambda[i]).sum()).collect();
             let tau = self.scale * t;
             let e = phases(tau, &self.values);
-            let mut g_row = vec![Complex64::new(0.0, 0.0); n];
-            for (j, lt) in lambda_tilde.iter().enumerate() {
-                divided_difference_row(tau, &self.values, &e, j, &mut g_row);
-                for ((k, g), a) in g_row.iter().enumerate().zip(&self.alpha) {
-                    x[(j, k)] += g.conj() * lt * a.conj();
+            let phased: Vec<Complex64> = e.iter().zip(&self.alpha).map(|(p, a)| p * a).collect();
+            let psi = self.to_beams(&phased);
+            let lambda: Vec<Complex64> = psi.iter().zip(bar).map(|(p, g)| p * *g).collect();
+            let lambda_tilde = self.to_eigenbasis_vector(&lambda);
+            for (k, a) in self.alpha.iter().enumerate() {
+                // Column k of X: conj(G_jk)·λ̃_j·conj(α_k), with column k of G = its row k.
+                divided_difference_row(tau, &self.values, &e, k, &mut g_col);
+                let a = a.conj();
+                for ((xv, g), lt) in x.col_as_slice_mut(k).iter_mut().zip(&g_col).zip(&lambda_tilde) {
+                    *xv += g.conj() * lt * a;
                 }
             }
-            let dpsi = self.thickness_derivative(t);
+            // ∂ψ/∂t = V·((iπμ/K) ⊙ e ⊙ α), from the same phases.
+            let dy: Vec<Complex64> = phased.iter().zip(&self.values).map(|(p, &mu)| p * Complex64::new(0.0, self.scale * mu)).collect();
+            let dpsi = self.to_beams(&dy);
             d_thickness.push(psi.iter().zip(&dpsi).zip(bar).map(|((p, dp), g)| 2.0 * g * (p.conj() * dp).re).sum());
         }
         let a_bar = &self.vectors * (&x * self.vectors.adjoint());

@@ -7,16 +7,15 @@
 //! eigendecomposition here): the secular equation and the Löwner products are summed in SIMD
 //! lanes ([`super::secular`]), and the merge product Q·[blockdiag(U₀, U₁)] skips the deflated
 //! columns (LAPACK's dlaed3 does the same), which are plain copies. Leaves (≤ `leaf` rows) use
-//! faer's implicit QR sweeps.
+//! our implicit QL sweeps ([`super::tridiagonal_ql`]).
 
-use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::evd::{self, ComputeEigenvectors, SelfAdjointEvdParams};
 use faer::linalg::householder::make_householder_in_place;
 use faer::linalg::matmul::matmul;
 use faer::prelude::{Reborrow, ReborrowMut};
-use faer::{Accum, Mat, MatMut, Par, Spec};
+use faer::{Accum, Mat, MatMut, Par};
 
 use super::secular::Secular;
+use super::tridiagonal_ql::tridiagonal_ql;
 
 /// Why the tridiagonal solve failed (a QR leaf did not converge).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,27 +92,10 @@ impl Work {
     }
 }
 
-/// faer's QR sweeps on a leaf (its tridiagonal solver below the recursion threshold).
-fn leaf_qr(diag: &mut [f64], off: &[f64], u: MatMut<'_, f64>) -> Result<(), NoConvergence> {
-    let n = diag.len();
-    let mut params: SelfAdjointEvdParams = <SelfAdjointEvdParams as faer::Auto<f64>>::auto();
-    params.recursion_threshold = usize::MAX;
-    let params: Spec<SelfAdjointEvdParams, f64> = params.into();
-    let d = faer::Col::<f64>::from_fn(n, |i| diag[i]);
-    let e = faer::Col::<f64>::from_fn(n, |i| off.get(i).copied().unwrap_or(0.0));
-    let mut s = faer::Col::<f64>::zeros(n);
-    let mut buffer = MemBuffer::new(evd::self_adjoint_evd_scratch::<f64>(n, ComputeEigenvectors::Yes, Par::Seq, params));
-    evd::tridiagonal_self_adjoint_evd(d.as_diagonal(), e.as_diagonal(), s.as_diagonal_mut(), Some(u), Par::Seq, MemStack::new(&mut buffer), params).map_err(|_| NoConvergence)?;
-    for (x, v) in diag.iter_mut().zip(s.iter()) {
-        *x = *v;
-    }
-    Ok(())
-}
-
 fn recurse(diag: &mut [f64], off: &mut [f64], mut u: MatMut<'_, f64>, work: &mut Work, leaf: usize) -> Result<(), NoConvergence> {
     let n = diag.len();
     if n <= leaf {
-        return leaf_qr(diag, off, u);
+        return tridiagonal_ql(diag, off, u);
     }
     let n1 = n / 2;
     let rho_signed = off[n1 - 1];

@@ -11,6 +11,7 @@ pub mod eigen;
 pub mod expm;
 pub mod secular;
 pub mod symmetric;
+pub mod tridiagonal_ql;
 
 use num_complex::Complex64;
 use scatterlab_core::InputError;
