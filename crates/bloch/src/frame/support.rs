@@ -11,6 +11,7 @@ use scatterlab_core::InputError;
 
 use crate::beams::Hkl;
 use crate::matrix::StructureFactorTable;
+use crate::structure_factor::atom_terms::{DebyeWallerCache, PhaseTable};
 use crate::structure_factor::lobato::{lobato_coefficients, lobato_form_factor};
 use crate::{BlochError, Crystal};
 
@@ -59,25 +60,16 @@ impl SupportTable {
             .collect();
         let mut sums = vec![Complex64::new(0.0, 0.0); hkl.len()];
         let mut species: Vec<(u8, Vec<f64>)> = Vec::new();
-        let two_pi_squared = 2.0 * std::f64::consts::PI.powi(2);
+        let mut debye_waller = DebyeWallerCache::default();
         for atom in &crystal.atoms {
             if !species.iter().any(|(z, _)| *z == atom.z) {
                 species.push((atom.z, g_len.iter().map(|&g| lobato_form_factor(atom.z, g).unwrap_or(0.0)).collect()));
             }
             let Some((_, f)) = species.iter().find(|(z, _)| *z == atom.z) else { continue };
-            let u = atom.displacement.u_star(cell);
-            for ((m, sum), &f) in hkl.iter().zip(sums.iter_mut()).zip(f) {
-                let h = m.map(f64::from);
-                let mut quadratic = 0.0;
-                for x in 0..3 {
-                    for y in 0..3 {
-                        quadratic += h[x] * u[x][y] * h[y];
-                    }
-                }
-                let dwf = (-two_pi_squared * quadratic).exp();
-                let phase = std::f64::consts::TAU * (atom.frac[0] * h[0] + atom.frac[1] * h[1] + atom.frac[2] * h[2]);
-                let (sin, cos) = phase.sin_cos();
-                *sum += Complex64::new(cos, sin) * (f * (dwf * atom.occupancy));
+            let dwf = debye_waller.get(&atom.displacement.u_star(cell), &hkl);
+            let phases = PhaseTable::new(atom.frac, half_range);
+            for (((m, sum), &f), &dwf) in hkl.iter().zip(sums.iter_mut()).zip(f).zip(dwf) {
+                *sum += phases.at(*m) * (f * (dwf * atom.occupancy));
             }
         }
         let volume = cell.volume();

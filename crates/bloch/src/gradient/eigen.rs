@@ -13,6 +13,7 @@ use scatterlab_core::InputError;
 use crate::solve::EigenPropagator;
 use crate::BlochError;
 
+#[cfg(test)]
 /// sin(x)/x, 1 at 0 (accurate in f64 for every x ≠ 0: no cancellation).
 fn sinc(x: f64) -> f64 {
     if x == 0.0 {
@@ -22,7 +23,8 @@ fn sinc(x: f64) -> f64 {
     }
 }
 
-/// G_jk(τ) = iτ·exp(iτ(μ_j + μ_k)/2)·sinc(τ(μ_j − μ_k)/2).
+/// G_jk(τ) = iτ·exp(iτ(μ_j + μ_k)/2)·sinc(τ(μ_j − μ_k)/2): the reference form for the tests.
+#[cfg(test)]
 pub(crate) fn divided_difference(tau: f64, mu_j: f64, mu_k: f64) -> Complex64 {
     let mean = 0.5 * (mu_j + mu_k);
     let half_gap = 0.5 * (mu_j - mu_k);

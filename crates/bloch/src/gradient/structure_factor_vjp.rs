@@ -16,6 +16,7 @@ use crate::beams::Hkl;
 use crate::crystal::{aniso_matrix, congruence, AsymmetricUnit, Displacement};
 use crate::matrix::StructureFactorTable;
 use crate::structure_factor::absorptive::absorptive_curve_with_slope;
+use crate::structure_factor::atom_terms::{DebyeWallerCache, PhaseTable};
 use crate::structure_factor::lobato::lobato_form_factor;
 use crate::BlochError;
 
@@ -46,12 +47,12 @@ pub fn structure_factor_vjp(
     let reciprocal = cell.reciprocal_matrix();
     let volume = cell.volume();
     // The cotangents with snapped components removed; d Im F(000) enters as F̄(000) = i·b/2.
-    let mut entries: Vec<([f64; 3], Complex64)> = Vec::with_capacity(f_bar.len() + 1);
+    let mut entries: Vec<(Hkl, Complex64)> = Vec::with_capacity(f_bar.len() + 1);
     let mut add = |h: Hkl, bar: Complex64| -> Result<(), BlochError> {
         let f = table.value(h).ok_or_else(|| InputError::new(format!("crystal {:?}: F{h:?}", asu.name), "outside the structure-factor table"))?;
         let bar = Complex64::new(if f.re == 0.0 { 0.0 } else { bar.re }, if f.im == 0.0 { 0.0 } else { bar.im });
         if bar != Complex64::new(0.0, 0.0) {
-            entries.push((h.map(f64::from), bar));
+            entries.push((h, bar));
         }
         Ok(())
     };
@@ -62,10 +63,14 @@ pub fn structure_factor_vjp(
     let s: Vec<f64> = entries
         .iter()
         .map(|(m, _)| {
+            let m = m.map(f64::from);
             let g: [f64; 3] = std::array::from_fn(|c| (0..3).map(|r| m[r] * reciprocal[r][c]).sum());
             0.5 * (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt()
         })
         .collect();
+    let hkl: Vec<Hkl> = entries.iter().map(|(h, _)| *h).collect();
+    let half = PhaseTable::half_range(&hkl);
+    let mut debye_waller = DebyeWallerCache::default();
     let mut elastic: Vec<(u8, Vec<f64>)> = Vec::new();
     let two_pi_squared = 2.0 * std::f64::consts::PI.powi(2);
     let mut sums = vec![AtomSums::default(); crystal.atoms.len()];
@@ -80,12 +85,12 @@ pub fn structure_factor_vjp(
         } else {
             None
         };
-        let u = atom.displacement.u_star(cell);
+        let dwf = debye_waller.get(&atom.displacement.u_star(cell), &hkl);
+        let phases = PhaseTable::new(atom.frac, half);
         let mut acc = AtomSums::default();
-        for (i, (m, bar)) in entries.iter().enumerate() {
-            let quadratic = m[0] * (u[0][0] * m[0] + 2.0 * (u[0][1] * m[1] + u[0][2] * m[2])) + m[1] * (u[1][1] * m[1] + 2.0 * u[1][2] * m[2]) + u[2][2] * m[2] * m[2];
-            let dwf = (-two_pi_squared * quadratic).exp() / volume;
-            let phase = Complex64::from_polar(dwf, std::f64::consts::TAU * (atom.frac[0] * m[0] + atom.frac[1] * m[1] + atom.frac[2] * m[2]));
+        for (i, ((h, bar), &dwf)) in entries.iter().zip(dwf).enumerate() {
+            let m = h.map(f64::from);
+            let phase = phases.at(*h) * (dwf / volume);
             let weighted = 2.0 * bar.conj() * phase;
             let (f_abs, slope) = inelastic.as_ref().map_or((0.0, 0.0), |v| v[i]);
             let w = weighted * Complex64::new(f[i], f_abs);

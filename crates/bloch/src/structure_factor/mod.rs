@@ -8,6 +8,7 @@
 //! systematic absences come out as clean zeros.
 
 pub mod absorptive;
+pub(crate) mod atom_terms;
 pub mod lobato;
 
 use num_complex::Complex64;
@@ -15,6 +16,7 @@ use scatterlab_core::InputError;
 
 use crate::{BlochError, Crystal};
 use absorptive::absorptive_curve;
+use atom_terms::{DebyeWallerCache, PhaseTable};
 use lobato::lobato_form_factor;
 
 /// Components of the atom sum below this (Å) are snapped to 0 (diffBloch `zero_threshold`).
@@ -175,7 +177,8 @@ fn atom_sum(crystal: &Crystal, hkl: &[[i32; 3]], g_len: &[f64], energy_ev: f64, 
     let mut elastic: Vec<(u8, Vec<f64>)> = Vec::new();
     let mut inelastic: Vec<((u8, u64), Vec<f64>)> = Vec::new();
     let s: Vec<f64> = if absorption { g_len.iter().map(|g| g / 2.0).collect() } else { Vec::new() };
-    let two_pi_squared = 2.0 * std::f64::consts::PI.powi(2);
+    let mut debye_waller = DebyeWallerCache::default();
+    let half = PhaseTable::half_range(hkl);
     for atom in &crystal.atoms {
         if !elastic.iter().any(|(z, _)| *z == atom.z) {
             let f = g_len.iter().map(|&g| lobato_form_factor(atom.z, g).unwrap_or(0.0)).collect();
@@ -193,18 +196,11 @@ fn atom_sum(crystal: &Crystal, hkl: &[[i32; 3]], g_len: &[f64], energy_ev: f64, 
             None
         };
         let u = atom.displacement.u_star(cell);
+        let dwf = debye_waller.get(&u, hkl);
+        let phases = PhaseTable::new(atom.frac, half);
         for (i, (m, sum)) in hkl.iter().zip(sums.iter_mut()).enumerate() {
-            let h = m.map(f64::from);
-            let mut quadratic = 0.0;
-            for x in 0..3 {
-                for y in 0..3 {
-                    quadratic += h[x] * u[x][y] * h[y];
-                }
-            }
-            let dwf = (-two_pi_squared * quadratic).exp();
-            let phase = std::f64::consts::TAU * (atom.frac[0] * h[0] + atom.frac[1] * h[1] + atom.frac[2] * h[2]);
-            let factor = Complex64::new(f[i], f_abs.map_or(0.0, |c| c[i])) * (dwf * atom.occupancy);
-            *sum += factor * Complex64::new(phase.cos(), phase.sin());
+            let factor = Complex64::new(f[i], f_abs.map_or(0.0, |c| c[i])) * (dwf[i] * atom.occupancy);
+            *sum += factor * phases.at(*m);
         }
     }
     sums
