@@ -85,12 +85,32 @@ pub(crate) fn phases(tau: f64, values: &[f64]) -> Vec<Complex64> {
 /// is small G_jk = e_k·(e^{iτΔ} − 1)/Δ, Δ = μ_j − μ_k, by [`exp_minus_one_over_x`] (G_jj = iτe_j).
 /// G is symmetric, so the row is also column `j`.
 pub(crate) fn divided_difference_row(tau: f64, values: &[f64], e: &[Complex64], j: usize, row: &mut [Complex64]) {
-    let (mu_j, e_j) = (values[j], e[j]);
-    for ((g, &mu_k), &e_k) in row.iter_mut().zip(values).zip(e) {
-        let gap = mu_j - mu_k;
-        let x = tau * gap;
-        *g = if x.abs() < QUOTIENT_MIN_PHASE_GAP { e_k * (exp_minus_one_over_x(x) * tau) } else { (e_j - e_k) * gap.recip() };
+    #[inline(always)]
+    fn fill(tau: f64, values: &[f64], e: &[Complex64], j: usize, row: &mut [Complex64]) {
+        let (mu_j, e_j) = (values[j], e[j]);
+        // Both forms for every entry, then a select: branch-free, so the loop vectorises (the
+        // discarded form may be ∞ or NaN).
+        for ((g, &mu_k), &e_k) in row.iter_mut().zip(values).zip(e) {
+            let gap = mu_j - mu_k;
+            let x = tau * gap;
+            let series = e_k * (exp_minus_one_over_x(x) * tau);
+            let quotient = (e_j - e_k) * gap.recip();
+            let small = x.abs() < QUOTIENT_MIN_PHASE_GAP;
+            *g = Complex64::new(if small { series.re } else { quotient.re }, if small { series.im } else { quotient.im });
+        }
     }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx2,fma")]
+        fn fill_avx2(tau: f64, values: &[f64], e: &[Complex64], j: usize, row: &mut [Complex64]) {
+            fill(tau, values, e, j, row)
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has AVX2 and FMA (checked just above).
+            return unsafe { fill_avx2(tau, values, e, j, row) };
+        }
+    }
+    fill(tau, values, e, j, row)
 }
 
 /// Vᴴ·E·V (two GEMMs).

@@ -56,7 +56,7 @@ impl EigenPropagator {
             })?
         };
         let n = values.len();
-        let alpha = (0..n).map(|k| (0..n).map(|i| vectors[(i, k)].conj() * initial[i]).sum()).collect();
+        let alpha = (0..n).map(|k| vectors.col_as_slice(k).iter().zip(initial).map(|(v, x)| v.conj() * x).sum()).collect();
         if values.iter().any(|v| !v.is_finite()) {
             return Err(BlochError::Numerical { object: object.to_owned(), message: "non-finite eigenvalue".to_owned() });
         }
@@ -68,7 +68,14 @@ impl EigenPropagator {
         let n = self.values.len();
         let weights: Vec<Complex64> =
             self.values.iter().zip(&self.alpha).map(|(&lambda, &alpha)| Complex64::from_polar(1.0, self.scale * thickness * lambda) * alpha).collect();
-        (0..n).map(|i| (0..n).map(|k| self.vectors[(i, k)] * weights[k]).sum()).collect()
+        // Column by column (contiguous).
+        let mut psi = vec![Complex64::new(0.0, 0.0); n];
+        for (k, w) in weights.iter().enumerate() {
+            for (p, v) in psi.iter_mut().zip(self.vectors.col_as_slice(k)) {
+                *p += v * w;
+            }
+        }
+        psi
     }
 
     /// The eigenvalues λ_k (ascending, Å⁻²).
