@@ -9,6 +9,7 @@
 pub mod divide_conquer;
 pub mod eigen;
 pub mod expm;
+mod hermitian_small;
 pub mod secular;
 pub mod symmetric;
 pub mod tridiagonal_ql;

@@ -108,32 +108,74 @@ fn wilkinson_and_glued_wilkinson() {
 }
 
 
+/// Asserts that `hermitian_eigen` of the Hermitian `a` matches faer's eigenvalues, and that its
+/// vectors satisfy A·V = V·diag(μ) and VᴴV = I.
+fn assert_hermitian_accurate(name: &str, a: &Mat<Complex64>) {
+    let n = a.nrows();
+    let (v, mu) = hermitian_eigen(a.clone()).expect("decomposition");
+    let reference = a.self_adjoint_eigen(faer::Side::Lower).expect("faer");
+    let av = a * &v;
+    let vhv = v.adjoint() * &v;
+    let bound = 50.0 * n as f64 * f64::EPSILON * n as f64;
+    for j in 0..n {
+        assert!((mu[j] - reference.S().column_vector()[j].re).abs() < bound, "{name}: eigenvalue {j}");
+        for i in 0..n {
+            assert!((av[(i, j)] - v[(i, j)] * mu[j]).norm() < bound, "{name}: residual ({i}, {j})");
+            let delta = if i == j { 1.0 } else { 0.0 };
+            assert!((vhv[(i, j)] - delta).norm() < bound, "{name}: orthogonality ({i}, {j})");
+        }
+    }
+}
+
+#[test]
+fn hermitian_structures_that_skip_or_shorten_reflectors() {
+    // Columns already reduced (τ = 0), already reduced but for a complex phase (τ ≠ 0 with a
+    // zero tail), decoupled blocks, and a real matrix, on the small (unblocked) path.
+    let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
+    let n = 24;
+    let diagonal = Mat::<Complex64>::from_fn(n, n, |i, j| if i == j { Complex64::new(i as f64 * 0.1 - 1.0, 0.0) } else { Complex64::new(0.0, 0.0) });
+    assert_hermitian_accurate("diagonal", &diagonal);
+    let phases: Vec<Complex64> = (0..n).map(|_| Complex64::from_polar(rng.gen_range(0.01..1.0), rng.gen_range(-3.0..3.0))).collect();
+    let tridiagonal = Mat::<Complex64>::from_fn(n, n, |i, j| match i as i64 - j as i64 {
+        0 => Complex64::new(rng.gen_range(-1.0..1.0), 0.0),
+        1 => phases[j],
+        -1 => phases[i].conj(),
+        _ => Complex64::new(0.0, 0.0),
+    });
+    assert_hermitian_accurate("complex tridiagonal", &tridiagonal);
+    let mut blocks = random_hermitian(n, &mut rng);
+    for j in 0..n / 2 {
+        for i in n / 2..n {
+            blocks[(i, j)] = Complex64::new(0.0, 0.0);
+            blocks[(j, i)] = Complex64::new(0.0, 0.0);
+        }
+    }
+    assert_hermitian_accurate("decoupled blocks", &blocks);
+    let real = Mat::<Complex64>::from_fn(n, n, |i, j| Complex64::new(blocks[(i.max(j), i.min(j))].re, 0.0));
+    assert_hermitian_accurate("real", &real);
+}
+
+fn random_hermitian(n: usize, rng: &mut impl Rng) -> Mat<Complex64> {
+    let mut a = Mat::<Complex64>::zeros(n, n);
+    for j in 0..n {
+        a[(j, j)] = Complex64::new(rng.gen_range(-1.0..1.0), 0.0);
+        for i in j + 1..n {
+            let x = Complex64::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0));
+            a[(i, j)] = x;
+            a[(j, i)] = x.conj();
+        }
+    }
+    a
+}
+
 #[test]
 fn hermitian_matrices_match_the_definition() {
+    // Both sides of the switch between the unblocked and faer's blocked Householder stages.
     let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
-    for n in [1, 2, 7, 33, 40, 64, 129] {
-        let mut a = Mat::<Complex64>::zeros(n, n);
-        for j in 0..n {
-            a[(j, j)] = Complex64::new(rng.gen_range(-1.0..1.0), 0.0);
-            for i in j + 1..n {
-                let x = Complex64::new(rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0));
-                a[(i, j)] = x;
-                a[(j, i)] = x.conj();
-            }
-        }
-        let (v, mu) = hermitian_eigen(a.clone()).expect("decomposition");
-        let reference = a.self_adjoint_eigen(faer::Side::Lower).expect("faer");
-        let av = &a * &v;
-        let vhv = v.adjoint() * &v;
-        let bound = 50.0 * n as f64 * f64::EPSILON * n as f64;
-        for j in 0..n {
-            assert!((mu[j] - reference.S().column_vector()[j].re).abs() < bound, "n {n}: eigenvalue {j}");
-            for i in 0..n {
-                assert!((av[(i, j)] - v[(i, j)] * mu[j]).norm() < bound, "n {n}: residual ({i}, {j})");
-                let delta = if i == j { 1.0 } else { 0.0 };
-                assert!((vhv[(i, j)] - delta).norm() < bound, "n {n}: orthogonality ({i}, {j})");
-            }
-        }
+    let switch = super::SMALL_HERMITIAN_MAX;
+    for n in [1, 2, 7, 33, 40, 64, switch, switch + 1, 129] {
+        let a = random_hermitian(n, &mut rng);
+        assert_hermitian_accurate(&format!("n {n}"), &a);
     }
 }
 
@@ -148,6 +190,13 @@ fn non_finite_input_is_an_error_or_non_finite_output_never_a_panic() {
             a[(n / 3, n / 2)] = bad;
             if let Ok((_, mu)) = symmetric_eigen(a) {
                 assert!(mu.iter().any(|m| !m.is_finite()), "n {n}: {bad} in A gave a finite spectrum");
+            }
+            let mut h = random_hermitian(n, &mut rng);
+            // Off the diagonal (a diagonal's imaginary part is not read).
+            h[(n - 1, 0)] = Complex64::new(0.5, bad);
+            h[(0, n - 1)] = Complex64::new(0.5, -bad);
+            if let Ok((_, mu)) = hermitian_eigen(h) {
+                assert!(mu.iter().any(|m| !m.is_finite()), "n {n}: {bad} in a Hermitian A gave a finite spectrum");
             }
         }
     }
