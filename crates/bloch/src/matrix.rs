@@ -146,27 +146,29 @@ impl StructureMatrix {
         let p = setup.optics.prefactor;
         let absorptive_u0 = p * table.f000().im;
         let dense = table.dense_values();
+        let missing = |index: u32| -> BlochError { InputError::new("structure-factor indices", format!("position {index} is not in the table")).into() };
         let mut a = Mat::<Complex64>::zeros(n, n);
-        for j in 0..n {
-            for i in 0..n {
-                if i == j {
-                    let diagonal = match setup.conventions {
-                        Conventions::DiffBloch => Complex64::new(2.0 * k * sg[i] * m[i], if setup.absorption { absorptive_u0 * m[i] } else { 0.0 }),
-                        Conventions::Abtem => {
-                            Complex64::new(2.0 * k * sg[i] * (m[i] * m[i]), if setup.absorption { absorptive_u0 * (m[i] * m[i]) } else { 0.0 })
-                        }
-                    };
-                    a[(i, i)] = diagonal;
-                    continue;
+        for (j, column_indices) in indices.chunks_exact(n).enumerate() {
+            // Column j: F(g_i − g_j)·p·M_j·M_i, contiguous (the diagonal is set below).
+            let scale = p * m[j];
+            let column = a.col_as_slice_mut(j);
+            match dense {
+                Some(values) => {
+                    for ((out, &index), &mi) in column.iter_mut().zip(column_indices).zip(&m) {
+                        *out = *values.get(index as usize).ok_or_else(|| missing(index))? * (scale * mi);
+                    }
                 }
-                let index = indices[j * n + i] as usize;
-                let f = match dense {
-                    Some(values) => values.get(index).copied(),
-                    None => table.value_at(index),
-                };
-                let f = f.ok_or_else(|| InputError::new("structure-factor indices", format!("position {index} is not in the table")))?;
-                a[(i, j)] = f * (p * m[j] * m[i]);
+                None => {
+                    for ((out, &index), &mi) in column.iter_mut().zip(column_indices).zip(&m) {
+                        *out = table.value_at(index as usize).ok_or_else(|| missing(index))? * (scale * mi);
+                    }
+                }
             }
+            let diagonal = match setup.conventions {
+                Conventions::DiffBloch => Complex64::new(2.0 * k * sg[j] * m[j], if setup.absorption { absorptive_u0 * m[j] } else { 0.0 }),
+                Conventions::Abtem => Complex64::new(2.0 * k * sg[j] * (m[j] * m[j]), if setup.absorption { absorptive_u0 * (m[j] * m[j]) } else { 0.0 }),
+            };
+            column[j] = diagonal;
         }
         Ok(Self { hkl: beams.to_vec(), a, mii: m, sg, k, index_000, hermitian: !setup.absorption, conventions: setup.conventions })
     }
