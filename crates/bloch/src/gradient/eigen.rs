@@ -5,11 +5,13 @@
 //! j = k, exact and near degeneracies; G is constant on a degenerate eigenspace, so the result
 //! does not depend on the basis faer picks inside it (the naive 1/(μ_j − μ_k) is 0/0 there).
 
-use faer::{Mat, MatRef};
+use faer::linalg::matmul::triangular::{self, BlockStructure};
+use faer::{Accum, Mat, MatRef, Par};
 use num_complex::Complex64;
 
 use scatterlab_core::InputError;
 
+use super::matrix::MatrixCotangent;
 use crate::solve::EigenPropagator;
 use crate::BlochError;
 
@@ -187,15 +189,18 @@ impl EigenPropagator {
     }
 
     /// Reverse mode for intensity cotangents `cotangents[t][b]` = ∂L/∂I_b(t), I = |ψ|²: returns
-    /// (Ā, ∂L/∂t per thickness), with Ā defined by dL = 2·Re Σ_ab conj(Ā_ab)·dA_ab.
-    /// Ā = V·X·Vᴴ, X = Σ_t conj(G(t)) ∘ (λ̃(t)·αᴴ), λ̃ = Vᴴ(ḡ ⊙ ψ): N² per thickness + 2 GEMMs.
+    /// (Ā's Hermitian part, lower triangle stored; ∂L/∂t per thickness), with Ā defined by
+    /// dL = 2·Re Σ_ab conj(Ā_ab)·dA_ab. A Hermitian A only moves along Hermitian ∂A, which see
+    /// only herm(Ā) = V·herm(X)·Vᴴ, X = Σ_t conj(G(t)) ∘ (λ̃(t)·αᴴ), λ̃ = Vᴴ(ḡ ⊙ ψ): G on one
+    /// triangle (G is symmetric), one full product and the lower triangle of the second.
     /// Cotangents that are not one row of N per thickness are an error.
-    pub fn vjp(&self, thicknesses: &[f64], cotangents: &[Vec<f64>]) -> Result<(Mat<Complex64>, Vec<f64>), BlochError> {
+    pub fn vjp(&self, thicknesses: &[f64], cotangents: &[Vec<f64>]) -> Result<(MatrixCotangent, Vec<f64>), BlochError> {
         let n = self.len();
         if cotangents.len() != thicknesses.len() || cotangents.iter().any(|c| c.len() != n) {
             return Err(InputError::new("eigen vjp cotangents", format!("need {} thicknesses × {n} beams", thicknesses.len())).into());
         }
-        let mut x = Mat::<Complex64>::zeros(n, n);
+        // herm(X) on the lower triangle: column k, rows j ≥ k.
+        let mut h = Mat::<Complex64>::zeros(n, n);
         let mut d_thickness = Vec::with_capacity(thicknesses.len());
         let mut g_col = vec![Complex64::new(0.0, 0.0); n];
         for (&t, bar) in thicknesses.iter().zip(cotangents) {
@@ -205,12 +210,15 @@ impl EigenPropagator {
             let psi = self.to_beams(&phased);
             let lambda: Vec<Complex64> = psi.iter().zip(bar).map(|(p, g)| p * *g).collect();
             let lambda_tilde = self.to_eigenbasis_vector(&lambda);
-            for (k, a) in self.alpha.iter().enumerate() {
-                // Column k of X: conj(G_jk)·λ̃_j·conj(α_k), with column k of G = its row k.
-                divided_difference_row(tau, &self.values, &e, k, &mut g_col);
-                let a = a.conj();
-                for ((xv, g), lt) in x.col_as_slice_mut(k).iter_mut().zip(&g_col).zip(&lambda_tilde) {
-                    *xv += g.conj() * lt * a;
+            for k in 0..n {
+                // G_jk for j ≥ k (row k of G from k on).
+                let g = &mut g_col[k..];
+                divided_difference_row(tau, &self.values[k..], &e[k..], 0, g);
+                // ½[conj(G_jk)·λ̃_j·conj(α_k) + G_jk·conj(λ̃_k)·α_j]
+                let (ak, lk) = (0.5 * self.alpha[k].conj(), 0.5 * lambda_tilde[k].conj());
+                let column = &mut h.col_as_slice_mut(k)[k..];
+                for (((x, g), lj), aj) in column.iter_mut().zip(g.iter()).zip(&lambda_tilde[k..]).zip(&self.alpha[k..]) {
+                    *x += g.conj() * lj * ak + g * lk * aj;
                 }
             }
             // ∂ψ/∂t = V·((iπμ/K) ⊙ e ⊙ α), from the same phases.
@@ -218,8 +226,15 @@ impl EigenPropagator {
             let dpsi = self.to_beams(&dy);
             d_thickness.push(psi.iter().zip(&dpsi).zip(bar).map(|((p, dp), g)| 2.0 * g * (p.conj() * dp).re).sum());
         }
-        let a_bar = &self.vectors * (&x * self.vectors.adjoint());
-        Ok((a_bar, d_thickness))
+        for k in 0..n {
+            for j in 0..k {
+                h[(j, k)] = h[(k, j)].conj();
+            }
+        }
+        let left = &self.vectors * &h;
+        let mut lower = Mat::<Complex64>::zeros(n, n);
+        triangular::matmul(lower.as_mut(), BlockStructure::TriangularLower, Accum::Replace, &left, BlockStructure::Rectangular, self.vectors.adjoint(), BlockStructure::Rectangular, Complex64::new(1.0, 0.0), Par::Seq);
+        Ok((MatrixCotangent::HermitianLower(lower), d_thickness))
     }
 }
 

@@ -47,6 +47,9 @@ pub enum MatrixCotangent {
     /// The symmetric part of a real Ā, its lower triangle stored (the upper one is not read):
     /// all that matters when every ∂A is real symmetric.
     SymmetricLower(Mat<f64>),
+    /// The Hermitian part of Ā, its lower triangle stored (the upper one is not read): all that
+    /// matters when every ∂A is Hermitian (any non-absorptive matrix).
+    HermitianLower(Mat<Complex64>),
 }
 
 impl MatrixCotangent {
@@ -56,6 +59,7 @@ impl MatrixCotangent {
             Self::Complex(m) => m.clone(),
             Self::Split { re, im } => Mat::from_fn(re.nrows(), re.ncols(), |i, j| Complex64::new(re[(i, j)], im.as_ref().map_or(0.0, |m| m[(i, j)]))),
             Self::SymmetricLower(lower) => Mat::from_fn(lower.nrows(), lower.ncols(), |i, j| Complex64::new(lower[(i.max(j), i.min(j))], 0.0)),
+            Self::HermitianLower(lower) => Mat::from_fn(lower.nrows(), lower.ncols(), |i, j| if i >= j { lower[(i, j)] } else { lower[(j, i)].conj() }),
         }
     }
 }
@@ -125,6 +129,7 @@ pub fn matrix_vjp(geom: &TiltGeometry, a_bar: &MatrixCotangent, im_f000: f64, f_
         MatrixCotangent::Split { re, im: Some(im) } => scatter(geom, |a, b| Complex64::new(re[(a, b)], im[(a, b)]), f_bar)?,
         MatrixCotangent::Split { re, im: None } => scatter(geom, |a, b| Complex64::new(re[(a, b)], 0.0), f_bar)?,
         MatrixCotangent::SymmetricLower(lower) => scatter_symmetric(geom, lower, f_bar)?,
+        MatrixCotangent::HermitianLower(lower) => scatter_hermitian(geom, lower, f_bar)?,
     };
     if orientation {
         let a_bar = a_bar.to_complex();
@@ -178,6 +183,28 @@ fn scatter_symmetric(geom: &TiltGeometry, lower: &Mat<f64>, f_bar: &mut [Complex
             let value = lower[(a, b)] * scale_b * m.mii[a];
             *f_bar.get_mut(geom.indices[b * n + a] as usize).ok_or_else(|| missing(a, b))? += value;
             *f_bar.get_mut(geom.indices[a * n + b] as usize).ok_or_else(|| missing(b, a))? += value;
+        }
+    }
+    Ok(MatrixVjp::default())
+}
+
+/// [`scatter`] for a Hermitian Ā stored as its lower triangle: each pair a > b adds
+/// v = p·M_a·M_b·Ā_ab to F̄(h_b − h_a) and conj(v) (the (b, a) entry) to F̄(h_a − h_b). Only a
+/// non-absorptive matrix yields this form, so there is no Im F(000) term.
+fn scatter_hermitian(geom: &TiltGeometry, lower: &Mat<Complex64>, f_bar: &mut [Complex64]) -> Result<MatrixVjp, BlochError> {
+    let m = &geom.matrix;
+    let n = m.hkl.len();
+    if geom.indices.len() != n * n || lower.nrows() != n || lower.ncols() != n {
+        return Err(InputError::new("structure-factor indices", format!("{} indices, Ā {}×{} for {n} beams", geom.indices.len(), lower.nrows(), lower.ncols())).into());
+    }
+    let missing = |a: usize, b: usize| -> BlochError { InputError::new(format!("structure factor F{:?}", difference(m.hkl[a], m.hkl[b])), "not in the model's table").into() };
+    for b in 0..n {
+        let scale_b = geom.prefactor * m.mii[b];
+        let column = lower.col_as_slice(b);
+        for a in b + 1..n {
+            let value = column[a] * (scale_b * m.mii[a]);
+            *f_bar.get_mut(geom.indices[b * n + a] as usize).ok_or_else(|| missing(a, b))? += value;
+            *f_bar.get_mut(geom.indices[a * n + b] as usize).ok_or_else(|| missing(b, a))? += value.conj();
         }
     }
     Ok(MatrixVjp::default())

@@ -112,7 +112,7 @@ impl TiltPropagator {
     pub fn vjp(&self, thicknesses: &[f64], cotangents: &[Vec<f64>], imaginary: bool) -> Result<(MatrixCotangent, Vec<f64>), BlochError> {
         match self {
             Self::RealEigen(p) => p.vjp(thicknesses, cotangents, imaginary),
-            Self::Eigen(p) => p.vjp(thicknesses, cotangents).map(|(a, d)| (MatrixCotangent::Complex(a), d)),
+            Self::Eigen(p) => p.vjp(thicknesses, cotangents),
             Self::Taylor(p) => {
                 if cotangents.len() != thicknesses.len() || cotangents.iter().any(|c| c.len() != p.n) {
                     return Err(InputError::new("Taylor vjp cotangents", format!("need {} thicknesses × {} beams", thicknesses.len(), p.n)).into());
