@@ -15,7 +15,7 @@ use faer::prelude::{Reborrow, ReborrowMut};
 use faer::{Accum, Mat, MatMut, Par};
 
 use super::secular::Secular;
-use super::tridiagonal_ql::tridiagonal_ql;
+use super::tridiagonal_ql::{tridiagonal_ql, tridiagonal_ql_pair};
 
 /// Why the tridiagonal solve failed (a QR leaf did not converge).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,8 +106,13 @@ fn recurse(diag: &mut [f64], off: &mut [f64], mut u: MatMut<'_, f64>, work: &mut
         let (o0, rest) = off.split_at_mut(n1 - 1);
         let o1 = &mut rest[1..];
         let (u0, _, _, u1) = u.rb_mut().split_at_mut(n1, n1);
-        recurse(d0, o0, u0, work, leaf)?;
-        recurse(d1, o1, u1, work, leaf)?;
+        if n - n1 <= leaf {
+            // Both halves are leaves: swept together (their dependency chains overlap).
+            tridiagonal_ql_pair((d0, o0, u0), (d1, o1, u1))?;
+        } else {
+            recurse(d0, o0, u0, work, leaf)?;
+            recurse(d1, o1, u1, work, leaf)?;
+        }
     }
     merge(diag, rho_signed, u, n1, work);
     Ok(())
