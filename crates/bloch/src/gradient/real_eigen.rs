@@ -110,6 +110,22 @@ impl RealEigenPropagator {
         self.to_beams(&y)
     }
 
+    /// What both reverse passes need at one thickness `t` with intensity cotangents `bar`: τ,
+    /// the phases e(τ), λ̃ = Vᵀ(ḡ ⊙ ψ) and ∂L/∂t = Σ_b 2·ḡ_b·Re(conj(ψ_b)·∂ψ_b/∂t) (one set of
+    /// phases for ψ and ∂ψ/∂t).
+    fn reverse_prelude(&self, t: f64, bar: &[f64]) -> (f64, Vec<Complex64>, Vec<Complex64>, f64) {
+        let tau = self.scale * t;
+        let e = phases(tau, &self.values);
+        let phased: Vec<Complex64> = e.iter().zip(&self.alpha).map(|(p, a)| p * a).collect();
+        let psi = self.to_beams(&phased);
+        let lambda: Vec<Complex64> = psi.iter().zip(bar).map(|(p, g)| p * *g).collect();
+        let lambda_tilde = self.to_eigenbasis(&lambda);
+        let dy: Vec<Complex64> = phased.iter().zip(&self.values).map(|(p, &mu)| p * Complex64::new(0.0, self.scale * mu)).collect();
+        let dpsi = self.to_beams(&dy);
+        let d_thickness = psi.iter().zip(&dpsi).zip(bar).map(|((p, dp), g)| 2.0 * g * (p.conj() * dp).re).sum();
+        (tau, e, lambda_tilde, d_thickness)
+    }
+
     /// Reverse mode for intensity cotangents `cotangents[t][b]`: (Ā, ∂L/∂t per thickness) as
     /// [`EigenPropagator::vjp`] defines them, Im Ā computed only with `imaginary` (else 0).
     pub fn vjp(&self, thicknesses: &[f64], cotangents: &[Vec<f64>], imaginary: bool) -> Result<(MatrixCotangent, Vec<f64>), BlochError> {
@@ -125,12 +141,8 @@ impl RealEigenPropagator {
         let mut d_thickness = Vec::with_capacity(thicknesses.len());
         let mut g_row = vec![Complex64::new(0.0, 0.0); n];
         for (&t, bar) in thicknesses.iter().zip(cotangents) {
-            let psi = self.amplitudes(t);
-            // λ̃ = Vᵀ(ḡ ⊙ ψ).
-            let lambda: Vec<Complex64> = psi.iter().zip(bar).map(|(p, g)| p * *g).collect();
-            let lambda_tilde = self.to_eigenbasis(&lambda);
-            let tau = self.scale * t;
-            let e = phases(tau, &self.values);
+            let (tau, e, lambda_tilde, dt) = self.reverse_prelude(t, bar);
+            d_thickness.push(dt);
             for (j, lt) in lambda_tilde.iter().enumerate() {
                 divided_difference_row(tau, &self.values, &e, j, &mut g_row);
                 // X_jk += conj(G_jk)·λ̃_j·α_k, stored at column j of Xᵀ (column-major).
@@ -143,8 +155,6 @@ impl RealEigenPropagator {
                     *x += (g.conj() * lt).im * a;
                 }
             }
-            let dpsi = self.thickness_derivative(t);
-            d_thickness.push(psi.iter().zip(&dpsi).zip(bar).map(|((p, dp), g)| 2.0 * g * (p.conj() * dp).re).sum());
         }
         // Ā = V·X·Vᵀ = V·(V·Xᵀ)ᵀ, real and imaginary parts.
         let product = |xt: &[f64]| -> Mat<f64> {
@@ -165,11 +175,8 @@ impl RealEigenPropagator {
         let mut d_thickness = Vec::with_capacity(thicknesses.len());
         let mut g_row = vec![Complex64::new(0.0, 0.0); n];
         for (&t, bar) in thicknesses.iter().zip(cotangents) {
-            let psi = self.amplitudes(t);
-            let lambda: Vec<Complex64> = psi.iter().zip(bar).map(|(p, g)| p * *g).collect();
-            let lambda_tilde = self.to_eigenbasis(&lambda);
-            let tau = self.scale * t;
-            let e = phases(tau, &self.values);
+            let (tau, e, lambda_tilde, dt) = self.reverse_prelude(t, bar);
+            d_thickness.push(dt);
             for j in 0..n {
                 let g = &mut g_row[..=j];
                 divided_difference_row(tau, &self.values, &e, j, g);
@@ -182,8 +189,6 @@ impl RealEigenPropagator {
                     *x += 0.5 * (gj * ak + gk * aj);
                 }
             }
-            let dpsi = self.thickness_derivative(t);
-            d_thickness.push(psi.iter().zip(&dpsi).zip(bar).map(|((p, dp), g)| 2.0 * g * (p.conj() * dp).re).sum());
         }
         let stored = MatRef::from_column_major_slice(&upper, n, n); // stored[(k, j)] = S_jk, k ≤ j
         let symmetric = Mat::from_fn(n, n, |i, j| if i <= j { stored[(i, j)] } else { stored[(j, i)] });
