@@ -1,9 +1,11 @@
 //! Derivatives of ψ(t) = V·(e(t) ⊙ α) through the Hermitian eigendecomposition A = V·diag(μ)·Vᴴ
 //! (Daleckii–Krein, plan §4.1): d exp(iτA)[E] = V·(G ∘ (Vᴴ·E·V))·Vᴴ with the divided differences
-//! of exp, G_jk = (e_j − e_k)/(μ_j − μ_k), G_jj = iτ·e_j, written without cancellation as
-//! **G_jk = iτ·exp(iτm)·sinc(τδ)**, m = (μ_j + μ_k)/2, δ = (μ_j − μ_k)/2. One expression covers
-//! j = k, exact and near degeneracies; G is constant on a degenerate eigenspace, so the result
-//! does not depend on the basis faer picks inside it (the naive 1/(μ_j − μ_k) is 0/0 there).
+//! of exp, G_jk = (e_j − e_k)/(μ_j − μ_k), G_jj = iτ·e_j: the quotient where the phase gap
+//! |τ(μ_j − μ_k)| ≥ 1 rad, below it **G_jk = e_k·τ·(e^{ix} − 1)/x**, x = τ(μ_j − μ_k), by two
+//! Taylor series (no cancellation; = iτ·exp(iτm)·sinc(τδ), m and δ the mean and half gap, the
+//! reference form in the tests). This covers j = k, exact and near degeneracies; G is constant on
+//! a degenerate eigenspace, so the result does not depend on the basis the eigensolver picks
+//! inside it (the naive 1/(μ_j − μ_k) is 0/0 there).
 
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, Mat, MatRef, Par};

@@ -3,8 +3,8 @@
 //! (optics, beam sets and hkl grid fixed at the start model, as diffBloch freezes them).
 //!
 //! The chain is parameters → F(h) ([`structure_factor`]) → structure matrix A ([`matrix`]) →
-//! ψ(t) = exp(iπt/K·A)e₀ ([`eigen`]: Daleckii–Krein with divided differences written as
-//! iτ·exp(iτm)·sinc(τδ), finite and exact at degenerate eigenvalues) → I = |ψ|²; [`model`]
+//! ψ(t) = exp(iπt/K·A)e₀ ([`eigen`]: Daleckii–Krein with divided differences as quotients or,
+//! below a 1 rad phase gap, a series, finite and exact at degenerate eigenvalues) → I = |ψ|²; [`model`]
 //! assembles forward (Jacobian) and reverse (scalar loss) modes. Absorptive (non-Hermitian) matrices
 //! go through the Taylor propagator instead ([`taylor`]: forward duals and the discrete adjoint). Design and derivations:
 //! `docs/plans/bloch-gradients.md`. Only diffBloch's conventions are supported.

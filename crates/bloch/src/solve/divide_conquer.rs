@@ -17,17 +17,20 @@ use faer::{Accum, Mat, MatMut, Par};
 use super::secular::Secular;
 use super::tridiagonal_ql::{tridiagonal_ql, tridiagonal_ql_pair};
 
-/// Why the tridiagonal solve failed (a QR leaf did not converge).
+/// Why the tridiagonal solve failed (a QL leaf did not converge, or the lengths disagree).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NoConvergence;
 
 /// Overwrites `diag` (length n) with the eigenvalues, ascending, and `u` (n × n) with the
 /// eigenvectors of the symmetric tridiagonal matrix with diagonal `diag` and sub-diagonal
-/// `off` (length n − 1, overwritten); sub-problems of at most `leaf` rows go to QR sweeps.
+/// `off` (length n − 1, overwritten); sub-problems of at most `leaf` rows go to QL sweeps.
 pub fn tridiagonal_eigen(diag: &mut [f64], off: &mut [f64], u: MatMut<'_, f64>, leaf: usize) -> Result<(), NoConvergence> {
     let n = diag.len();
     if n == 0 {
         return Ok(());
+    }
+    if off.len() + 1 < n || u.nrows() != n || u.ncols() != n {
+        return Err(NoConvergence);
     }
     WORK.with(|cell| match cell.try_borrow_mut() {
         Ok(mut kept) => {

@@ -1,4 +1,4 @@
-//! The two Householder stages of a small Hermitian eigendecomposition (LAPACK zhetd2 and zunm2l's
+//! The two Householder stages of a small Hermitian eigendecomposition (LAPACK zhetd2 and zunm2r's
 //! unblocked order), real and imaginary parts in separate arrays so that every inner loop is a
 //! contiguous AXPY over f64 lanes: A = Q·T·Qᴴ with T real symmetric tridiagonal (zlarfg's
 //! reflectors leave a real sub-diagonal, so no unitary rescaling is needed), then V = Q·Z.
@@ -119,7 +119,9 @@ fn tridiagonalise_impl<const FMA: bool>(a: MatRef<'_, Complex64>) -> SmallTridia
     SmallTridiagonal { n, diag, off, ld, v_re, v_im, tau }
 }
 
-/// zlarfg on x = column rows start..n (α = x[start]): v (written into the zeroed `v_re`,
+/// zlarfg on x = column rows start..n (α = x[start]), without zlarfg's rescaling loop: the
+/// Bloch matrices are O(1) (a norm below ~1e-154 drops the reflector, one above ~1e154 gives NaN,
+/// which the callers report as a non-finite spectrum). v (written into the zeroed `v_re`,
 /// `v_im`: v[start] = 1, zero outside start..n), (τ, β) returned, such that
 /// (I − τ v vᴴ)ᴴ·x = β·e_start, β real. τ = 0 when x is already β·e_start with β real.
 fn householder(x_re: &[f64], x_im: &[f64], start: usize, n: usize, v_re: &mut [f64], v_im: &mut [f64]) -> (Complex64, f64) {

@@ -12,7 +12,7 @@ pub mod expm;
 mod hermitian_small;
 pub mod secular;
 pub mod symmetric;
-pub mod tridiagonal_ql;
+pub(crate) mod tridiagonal_ql;
 
 use num_complex::Complex64;
 use scatterlab_core::InputError;

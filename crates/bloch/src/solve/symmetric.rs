@@ -1,6 +1,8 @@
-//! The real symmetric eigendecomposition A = V·diag(μ)·Vᵀ used by the Bloch eigen paths:
-//! faer's blocked Householder tridiagonalisation and back-transformation around our
-//! [`super::divide_conquer`] (the stage where faer 0.24 spends most of the time at N ≈ 300).
+//! The real symmetric (A = V·diag(μ)·Vᵀ) and Hermitian (A = V·diag(μ)·Vᴴ) eigendecompositions
+//! used by the Bloch eigen paths: Householder tridiagonalisation and back-transformation (faer's
+//! blocked stages, or for complex N ≤ [`SMALL_HERMITIAN_MAX`] the unblocked ones of
+//! [`super::hermitian_small`]) around our [`super::divide_conquer`] (the stage where faer 0.24
+//! spends most of the time at N ≈ 300).
 
 use std::cell::RefCell;
 use std::mem::MaybeUninit;
@@ -16,8 +18,9 @@ use num_complex::Complex64;
 use super::divide_conquer::tridiagonal_eigen;
 use super::hermitian_small::{back_transform_small, tridiagonalise_small};
 
-/// Sub-problem size at and below which the tridiagonal solve uses QR sweeps (leaves of 8–32
-/// measured equal within noise on borane-sized frames; 4 and 64 slower).
+/// Sub-problem size at and below which the tridiagonal solve uses QL sweeps (leaves of 8–32
+/// measured equal within noise on borane-sized frames, 4 and 64 slower, with faer's QR leaves;
+/// 12–40 equal on quartz with ours).
 pub const DIVIDE_AND_CONQUER_LEAF: usize = 32;
 
 /// Largest N for the unblocked complex Householder stages ([`super::hermitian_small`]); faer's
@@ -51,7 +54,7 @@ fn with_scratch<R>(bytes: usize, f: impl FnOnce(&mut MemStack) -> R) -> R {
 pub enum SymmetricEigenError {
     /// The workspace size overflows usize.
     Workspace,
-    /// The tridiagonal QR sweeps did not converge.
+    /// The tridiagonal QL sweeps did not converge.
     NoConvergence,
     /// The matrix is not square.
     NotSquare,

@@ -196,9 +196,14 @@ fn sweep_all_dispatch(a: &mut Problem<'_>, b: Option<&mut Problem<'_>>) -> Resul
 
 /// The eigenvalues of the tridiagonal matrix (diagonal `diag`, sub-diagonal `off`, length
 /// n − 1) overwrite `diag`, ascending; `u` (n × n) receives the eigenvectors as columns.
+/// Lengths that disagree (`off` shorter than n − 1, `u` not n × n) are an error.
 pub fn tridiagonal_ql(diag: &mut [f64], off: &[f64], u: MatMut<'_, f64>) -> Result<(), NoConvergence> {
-    if diag.is_empty() {
+    let n = diag.len();
+    if n == 0 {
         return Ok(());
+    }
+    if off.len() + 1 < n || u.nrows() != n || u.ncols() != n {
+        return Err(NoConvergence);
     }
     let mut a = Problem::new(diag, off);
     sweep_all_dispatch(&mut a, None)?;
@@ -209,7 +214,8 @@ pub fn tridiagonal_ql(diag: &mut [f64], off: &[f64], u: MatMut<'_, f64>) -> Resu
 /// [`tridiagonal_ql`] on two independent problems at once (their sweeps interleaved).
 pub fn tridiagonal_ql_pair(first: (&mut [f64], &[f64], MatMut<'_, f64>), second: (&mut [f64], &[f64], MatMut<'_, f64>)) -> Result<(), NoConvergence> {
     let ((d0, e0, u0), (d1, e1, u1)) = (first, second);
-    if d0.is_empty() || d1.is_empty() {
+    let fits = |d: &[f64], e: &[f64], u: &MatMut<'_, f64>| e.len() + 1 >= d.len() && u.nrows() == d.len() && u.ncols() == d.len();
+    if d0.is_empty() || d1.is_empty() || !fits(d0, e0, &u0) || !fits(d1, e1, &u1) {
         tridiagonal_ql(d0, e0, u0)?;
         return tridiagonal_ql(d1, e1, u1);
     }

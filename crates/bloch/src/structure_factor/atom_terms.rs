@@ -11,6 +11,12 @@ use num_complex::Complex64;
 
 use crate::beams::Hkl;
 
+/// Largest per-axis half-width tabulated (Bloch grids reach ~30).
+const MAX_HALF_WIDTH: i32 = 4096;
+/// Most Debye–Waller values kept by one cache (8 MB); beyond it each miss is computed into a
+/// scratch vector (anisotropic sites expanded to P1 have one U* per image).
+const MAX_CACHED_VALUES: usize = 1 << 20;
+
 /// exp(2πi h·r) for one fractional position r over an hkl box.
 #[derive(Debug, Clone)]
 pub(crate) struct PhaseTable {
@@ -21,8 +27,10 @@ pub(crate) struct PhaseTable {
 }
 
 impl PhaseTable {
-    /// Tables for position `frac` covering |h_a| ≤ `half[a]`.
+    /// Tables for position `frac` covering |h_a| ≤ `half[a]` (none beyond [`MAX_HALF_WIDTH`]:
+    /// every phase is then computed directly, so a stray huge index cannot exhaust memory).
     pub(crate) fn new(frac: [f64; 3], half: [i32; 3]) -> Self {
+        let half = if half.iter().all(|&h| (0..=MAX_HALF_WIDTH).contains(&h)) { half } else { [-1; 3] };
         let axes = std::array::from_fn(|a| (-half[a]..=half[a]).map(|m| direct_phase(frac, a, m)).collect());
         Self { frac, half, axes }
     }
@@ -62,23 +70,29 @@ pub(crate) fn debye_waller(u_star: &[[f64; 3]; 3], h: Hkl) -> f64 {
     (-2.0 * std::f64::consts::PI.powi(2) * quadratic).exp()
 }
 
-/// Debye–Waller factors over one hkl list, kept per distinct U* (bitwise equal).
+/// Debye–Waller factors over one hkl list, kept per distinct U* (bitwise equal), up to
+/// [`MAX_CACHED_VALUES`] values in all.
 #[derive(Debug, Default)]
 pub(crate) struct DebyeWallerCache {
-    entries: Vec<([[f64; 3]; 3], Vec<f64>)>,
+    entries: Vec<([[u64; 3]; 3], Vec<f64>)>,
+    scratch: Vec<f64>,
 }
 
 impl DebyeWallerCache {
     /// [`debye_waller`] of `u_star` at every entry of `hkl` (the same list on every call).
     pub(crate) fn get(&mut self, u_star: &[[f64; 3]; 3], hkl: &[Hkl]) -> &[f64] {
-        let position = match self.entries.iter().position(|(u, _)| u == u_star) {
-            Some(p) => p,
-            None => {
-                self.entries.push((*u_star, hkl.iter().map(|&h| debye_waller(u_star, h)).collect()));
-                self.entries.len() - 1
-            }
-        };
-        &self.entries[position].1
+        let key = u_star.map(|row| row.map(f64::to_bits));
+        if let Some(p) = self.entries.iter().position(|(k, _)| *k == key) {
+            return &self.entries[p].1;
+        }
+        let values = hkl.iter().map(|&h| debye_waller(u_star, h));
+        if (self.entries.len() + 1) * hkl.len() <= MAX_CACHED_VALUES {
+            self.entries.push((key, values.collect()));
+            return &self.entries[self.entries.len() - 1].1;
+        }
+        self.scratch.clear();
+        self.scratch.extend(values);
+        &self.scratch
     }
 }
 
@@ -117,5 +131,21 @@ mod tests {
         assert_eq!(first[0], 1.0);
         assert_eq!(first[1], debye_waller(&a, [1, -2, 3]));
         assert!((other[2] - (-2.0 * std::f64::consts::PI.powi(2) * 0.01 * 17.0).exp()).abs() < 1e-15);
+        // Past the cap: computed into scratch, same values, nothing more kept.
+        let long: Vec<Hkl> = vec![[1, 2, 3]; MAX_CACHED_VALUES / 2 + 1];
+        let mut capped = DebyeWallerCache::default();
+        let first = capped.get(&a, &long).to_vec();
+        let second = capped.get(&b, &long).to_vec();
+        assert_eq!(capped.entries.len(), 1);
+        assert_eq!((first[0], second[0]), (debye_waller(&a, [1, 2, 3]), debye_waller(&b, [1, 2, 3])));
+    }
+
+    #[test]
+    fn a_huge_index_gets_no_tables() {
+        let table = PhaseTable::new([0.1, 0.2, 0.3], [5, 1 << 20, 5]);
+        assert!(table.axes.iter().all(Vec::is_empty));
+        let h: Hkl = [3, 1 << 19, -2];
+        let phase = std::f64::consts::TAU * (0.1 * 3.0 + 0.2 * f64::from(1 << 19) + 0.3 * -2.0);
+        assert!((table.at(h) - Complex64::from_polar(1.0, phase)).norm() < 1e-9);
     }
 }
