@@ -128,8 +128,8 @@ pub fn matrix_vjp(geom: &TiltGeometry, a_bar: &MatrixCotangent, im_f000: f64, f_
         MatrixCotangent::Complex(m) => scatter(geom, |a, b| m[(a, b)], f_bar)?,
         MatrixCotangent::Split { re, im: Some(im) } => scatter(geom, |a, b| Complex64::new(re[(a, b)], im[(a, b)]), f_bar)?,
         MatrixCotangent::Split { re, im: None } => scatter(geom, |a, b| Complex64::new(re[(a, b)], 0.0), f_bar)?,
-        MatrixCotangent::SymmetricLower(lower) => scatter_symmetric(geom, lower, f_bar)?,
-        MatrixCotangent::HermitianLower(lower) => scatter_hermitian(geom, lower, f_bar)?,
+        MatrixCotangent::SymmetricLower(lower) => scatter_lower(geom, lower, |x| Complex64::new(x, 0.0), f_bar)?,
+        MatrixCotangent::HermitianLower(lower) => scatter_lower(geom, lower, |x| x, f_bar)?,
     };
     if orientation {
         let a_bar = a_bar.to_complex();
@@ -167,31 +167,11 @@ fn scatter(geom: &TiltGeometry, a_bar: impl Fn(usize, usize) -> Complex64, f_bar
     Ok(out)
 }
 
-/// [`scatter`] for a real symmetric Ā stored as its lower triangle: each pair a > b adds
-/// p·M_a·M_b·Ā_ab to F̄(h_b − h_a) and to F̄(h_a − h_b). The matrix is Hermitian (the real path
-/// has no absorption), so there is no Im F(000) term.
-fn scatter_symmetric(geom: &TiltGeometry, lower: &Mat<f64>, f_bar: &mut [Complex64]) -> Result<MatrixVjp, BlochError> {
-    let m = &geom.matrix;
-    let n = m.hkl.len();
-    if geom.indices.len() != n * n || lower.nrows() != n || lower.ncols() != n {
-        return Err(InputError::new("structure-factor indices", format!("{} indices, Ā {}×{} for {n} beams", geom.indices.len(), lower.nrows(), lower.ncols())).into());
-    }
-    let missing = |a: usize, b: usize| -> BlochError { InputError::new(format!("structure factor F{:?}", difference(m.hkl[a], m.hkl[b])), "not in the model's table").into() };
-    for b in 0..n {
-        let scale_b = geom.prefactor * m.mii[b];
-        for a in b + 1..n {
-            let value = lower[(a, b)] * scale_b * m.mii[a];
-            *f_bar.get_mut(geom.indices[b * n + a] as usize).ok_or_else(|| missing(a, b))? += value;
-            *f_bar.get_mut(geom.indices[a * n + b] as usize).ok_or_else(|| missing(b, a))? += value;
-        }
-    }
-    Ok(MatrixVjp::default())
-}
-
-/// [`scatter`] for a Hermitian Ā stored as its lower triangle: each pair a > b adds
-/// v = p·M_a·M_b·Ā_ab to F̄(h_b − h_a) and conj(v) (the (b, a) entry) to F̄(h_a − h_b). Only a
-/// non-absorptive matrix yields this form, so there is no Im F(000) term.
-fn scatter_hermitian(geom: &TiltGeometry, lower: &Mat<Complex64>, f_bar: &mut [Complex64]) -> Result<MatrixVjp, BlochError> {
+/// [`scatter`] for Ā given by its lower triangle, the upper one being its conjugate transpose
+/// (a real symmetric or a Hermitian Ā: `entry` turns a stored value into a complex one): each
+/// pair a > b adds v = p·M_a·M_b·Ā_ab to F̄(h_b − h_a) and conj(v) (the (b, a) entry) to
+/// F̄(h_a − h_b). Only non-absorptive matrices yield these forms, so there is no Im F(000) term.
+fn scatter_lower<T: Copy>(geom: &TiltGeometry, lower: &Mat<T>, entry: impl Fn(T) -> Complex64, f_bar: &mut [Complex64]) -> Result<MatrixVjp, BlochError> {
     let m = &geom.matrix;
     let n = m.hkl.len();
     if geom.indices.len() != n * n || lower.nrows() != n || lower.ncols() != n {
@@ -202,7 +182,7 @@ fn scatter_hermitian(geom: &TiltGeometry, lower: &Mat<Complex64>, f_bar: &mut [C
         let scale_b = geom.prefactor * m.mii[b];
         let column = lower.col_as_slice(b);
         for a in b + 1..n {
-            let value = column[a] * (scale_b * m.mii[a]);
+            let value = entry(column[a]) * (scale_b * m.mii[a]);
             *f_bar.get_mut(geom.indices[b * n + a] as usize).ok_or_else(|| missing(a, b))? += value;
             *f_bar.get_mut(geom.indices[a * n + b] as usize).ok_or_else(|| missing(b, a))? += value.conj();
         }

@@ -125,8 +125,8 @@ pub fn hermitian_eigen(a: Mat<Complex64>) -> Result<(Mat<Complex64>, Vec<f64>), 
         return if n == 0 { Ok((Mat::zeros(0, 0), Vec::new())) } else { Err(SymmetricEigenError::NotSquare) };
     }
     if n <= SMALL_HERMITIAN_MAX {
-        let small = tridiagonalise_small(a.as_ref());
-        let (mut values, mut off) = (small.diag.clone(), small.off.clone());
+        let mut small = tridiagonalise_small(a.as_ref());
+        let (mut values, mut off) = (std::mem::take(&mut small.diag), std::mem::take(&mut small.off));
         let mut real = Mat::<f64>::zeros(n, n);
         tridiagonal_eigen(&mut values, &mut off, real.as_mut(), DIVIDE_AND_CONQUER_LEAF).map_err(|_| SymmetricEigenError::NoConvergence)?;
         return Ok((back_transform_small(&small, real.as_ref()), values));
