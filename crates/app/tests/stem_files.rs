@@ -54,16 +54,28 @@ fn broken_inputs_give_messages_naming_the_file() {
     assert!(note.contains("dev_small_data_000003.h5"), "missing file listed: {note}");
     settle(&mut harness);
     let stem = &harness.state().stem;
-    let error = stem.error().expect("reading stops at the missing file");
-    assert!(error.contains("dev_small_data_000003.h5"), "{error}");
-    assert_eq!(stem.data().map(|d| d.loaded()), Some(200), "frames before it stay");
-    assert!(harness.query_all_by_label_contains("dev_small_data_000003.h5").count() >= 2, "note and error shown in the UI");
+    // The frames of the missing file are stepped over and marked absent: never zeros in the CoM,
+    // the rotation fit or iDPC (issue 17, item 1).
+    assert_eq!(stem.error(), None);
+    let data = stem.data().expect("open");
+    assert_eq!(data.loaded(), 256);
+    assert_eq!((0..256).filter(|&i| data.is_present(i)).count(), 200, "frames 0..200 present");
+    assert!(!data.is_present(200) && data.is_present(199));
+    let note = stem.notes().join("\n");
+    assert!(note.contains("56 of 256 frames have no data"), "{note}");
+    let dpc = stem.dpc().expect("DPC over the present frames");
+    assert!(dpc.aligned.r[..200].iter().all(|v| v.is_finite()) && dpc.aligned.r[200..].iter().all(|v| v.is_nan()), "CoM NaN without data");
+    let phase = dpc.idpc.as_ref().expect("iDPC on the complete rows");
+    assert!(phase[..192].iter().all(|v| v.is_finite()) && phase[192..].iter().all(|v| v.is_nan()), "iDPC on rows 0..12 only");
+    assert!(harness.query_all_by_label_contains("dev_small_data_000003.h5").count() >= 1, "the missing file is named in the UI");
 
     for (name, path) in [("garbage_master.h5", dir.join("garbage_master.h5")), ("nowhere_master.h5", dir.join("nowhere_master.h5"))] {
         harness.state_mut().stem.open_path(&path);
         settle(&mut harness);
         let error = harness.state().stem.error().unwrap_or_default().to_owned();
         assert!(error.contains(name), "{error}");
+        // What stays on screen is said (issue 17, item 5).
+        assert!(error.contains("still showing dev_small_master.h5"), "{error}");
         assert_eq!(harness.state().stem.data().map(|d| d.name.clone()).as_deref(), Some("dev_small_master.h5"), "the open acquisition stays");
     }
 

@@ -18,5 +18,25 @@ pub fn reflectivity_pipeline(device: DeviceKind) -> Result<Option<ParrattGpu>, S
 /// Acquires the default adapter's device (for domains that build their own pipelines).
 /// Failure is an error: the CLI never falls back to the CPU.
 pub fn context() -> Result<scatterlab_gpu::GpuContext, String> {
+    private_runtime_dir();
     pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default())).map_err(|e| format!("no GPU for --device gpu: {e}"))
+}
+
+/// Mesa's Vulkan loaders print "XDG_RUNTIME_DIR is invalid or not set" on a plain shell (cron,
+/// ssh, containers): point it at a private folder of ours when it is unset or not a folder.
+fn private_runtime_dir() {
+    let valid = std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| std::path::Path::new(&d).is_dir());
+    if valid {
+        return;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+        let uid = std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(0);
+        let dir = std::env::temp_dir().join(format!("scatterlab-xdg-{uid}"));
+        if std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).is_ok() {
+            // Before any thread of wgpu's exists (this runs before the adapter is requested).
+            std::env::set_var("XDG_RUNTIME_DIR", &dir);
+        }
+    }
 }

@@ -26,6 +26,22 @@ impl NpyElement for f64 {
     }
 }
 
+impl NpyElement for bool {
+    const DESCR: &'static str = "|b1";
+    fn le(self, out: &mut Vec<u8>) {
+        out.push(u8::from(self));
+    }
+}
+
+/// Complex numbers as `(re, im)` pairs: numpy's complex128.
+impl NpyElement for [f64; 2] {
+    const DESCR: &'static str = "<c16";
+    fn le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self[0].to_le_bytes());
+        out.extend_from_slice(&self[1].to_le_bytes());
+    }
+}
+
 /// The bytes of a `.npy` file holding `values` with `shape`.
 pub fn npy_bytes<T: NpyElement>(shape: &[usize], values: &[T]) -> Vec<u8> {
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();

@@ -5,13 +5,17 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use scatterlab_stem::load::{Acquisition, DirFileSet, Hints};
+use scatterlab_stem::load::Acquisition;
+use scatterlab_stem::reduce::{sample_probe, PROBE_SAMPLE_FRAMES};
+use scatterlab_stem::sampling::detector_sampling;
 
-/// Prints the summary of the acquisition at `path`.
-pub fn run(path: &Path, strict: bool) -> Result<(), String> {
-    let (files, master) = DirFileSet::for_file(path).map_err(|e| e.to_string())?;
-    let acq = Acquisition::open(&files, &master, &Hints::default()).map_err(|e| e.to_string())?;
+/// Prints the summary of the acquisition at `path` (`scan`: a `ROWS,COLS` hint).
+pub fn run(path: &Path, strict: bool, scan: Option<&str>) -> Result<(), String> {
+    let (_, acq) = crate::stem_open::open(path, scan)?;
     print!("{}", render(&acq));
+    if let Some(missing) = crate::stem_open::missing_summary(&acq) {
+        eprintln!("scatterlab: {}: {missing}", acq.master());
+    }
     let scan_missing = acq.scan_shape().is_err();
     if strict && (!acq.is_complete() || scan_missing) {
         let mut why = Vec::new();
@@ -64,7 +68,7 @@ pub fn render(acq: &Acquisition) -> String {
     let _ = writeln!(o, "  wavelength: {}", opt(c.wavelength_a, "Å"));
     let _ = writeln!(o, "  voltage: {}", opt(c.voltage_kv, "kV"));
     let _ = writeln!(o, "  convergence semi-angle: {}", opt(c.convergence_mrad, "mrad"));
-    let _ = writeln!(o, "  detector sampling: {}", pair(c.det_sampling_mrad, "mrad/px"));
+    let _ = writeln!(o, "  detector sampling: {}", sampling_line(acq));
     let _ = writeln!(o, "  scan step: {}", opt(c.scan_step_a, "Å"));
     let _ = writeln!(o, "  beam centre: {}", pair(c.beam_centre_rc, "px"));
     let _ = writeln!(o, "  pixel size: {}", pair(c.pixel_size_m, "m"));
@@ -83,6 +87,9 @@ pub fn render(acq: &Acquisition) -> String {
         let state = p.size.map_or_else(|| "MISSING".to_string(), |s| format!("{s} bytes"));
         let _ = writeln!(o, "  {}  {}  frames {}..{}  {state}", p.link, p.file, p.first_frame, p.first_frame + p.n_frames);
     }
+    if acq.n_missing_frames() > 0 {
+        let _ = writeln!(o, "frames missing: {} of {}", acq.n_missing_frames(), acq.n_frames());
+    }
     if acq.is_complete() {
         let _ = writeln!(o, "missing: none");
     } else {
@@ -95,4 +102,23 @@ pub fn render(acq: &Acquisition) -> String {
         let _ = writeln!(o, "warning: {w}");
     }
     o
+}
+
+/// The detector sampling by the STEM crate's one rule, the BF disc measured on up to
+/// [`PROBE_SAMPLE_FRAMES`] frames (the same value `stem reduce` records when that is every frame).
+fn sampling_line(acq: &Acquisition) -> String {
+    let probe = sample_probe(acq, PROBE_SAMPLE_FRAMES);
+    let radius = probe.as_ref().ok().map(|(p, _)| p.radius);
+    let Some(s) = detector_sampling(acq.calibration(), radius) else {
+        return "not in file (needs the convergence semi-angle or the pixel size and detector distance)".into();
+    };
+    let sample = match &probe {
+        Ok((_, n)) if s.source == scatterlab_stem::sampling::SamplingSource::SemiAngleOverDisc => format!("; disc measured on {n} frames"),
+        _ => String::new(),
+    };
+    let mut line = format!("{:.4} mrad/px ({}{sample})", s.mrad_per_px, s.rule);
+    if let Some(w) = &s.warning {
+        line.push_str(&format!("\nwarning: {w}"));
+    }
+    line
 }

@@ -6,7 +6,6 @@
 use std::path::Path;
 
 use scatterlab_core::{CancelToken, DeviceKind};
-use scatterlab_stem::load::{Acquisition, DirFileSet, Hints};
 use scatterlab_stem::reduce::{reduce, RadiusUnit, ReduceDevice, ReduceOptions};
 
 use crate::npy::write_npy;
@@ -34,6 +33,10 @@ pub struct Args<'a> {
     pub mrad: bool,
     /// Bin factor.
     pub bin: Option<usize>,
+    /// Reduce the frames present when data files are missing.
+    pub allow_missing: bool,
+    /// `ROWS,COLS` scan shape hint.
+    pub scan: Option<String>,
     /// Device.
     pub device: DeviceKind,
     /// Output folder.
@@ -45,10 +48,18 @@ pub fn run(a: &Args<'_>) -> Result<(), String> {
     if a.bf.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
         return Err("--bf: the BF radius must be a positive number".into());
     }
+    if a.bin.is_some_and(|k| k < 2) {
+        return Err("--bin: the bin factor must be 2 or more (leave it out for no binning)".into());
+    }
     let radius_unit = if a.mrad { RadiusUnit::Mrad } else { RadiusUnit::Px };
-    let options = ReduceOptions { center: pair(&a.center, "center")?, bf_radius: a.bf, adf: pair(&a.adf, "adf")?, bin: a.bin, radius_unit, ..Default::default() };
-    let (files, master) = DirFileSet::for_file(a.master).map_err(|e| e.to_string())?;
-    let acq = Acquisition::open(&files, &master, &Hints::default()).map_err(|e| e.to_string())?;
+    let options = ReduceOptions { center: pair(&a.center, "center")?, bf_radius: a.bf, adf: pair(&a.adf, "adf")?, bin: a.bin, radius_unit, allow_missing: a.allow_missing, ..Default::default() };
+    let (files, acq) = crate::stem_open::open(a.master, a.scan.as_deref())?;
+    if let Some(missing) = crate::stem_open::missing_summary(&acq) {
+        if !a.allow_missing {
+            return Err(format!("{}: {missing}; --allow-missing reduces the frames present", acq.master()));
+        }
+        eprintln!("scatterlab: {}: {missing}; reducing the frames present (NaN / 0 at the missing positions, see present.npy)", acq.master());
+    }
     let ctx = match a.device {
         DeviceKind::Cpu => None,
         DeviceKind::Gpu => Some(crate::gpu_device::context()?),
@@ -65,6 +76,11 @@ pub fn run(a: &Args<'_>) -> Result<(), String> {
         write_npy(&a.out.join(format!("{name}.npy")), shape, values)?;
         written.push(name.clone());
     }
+    if a.allow_missing {
+        let scan = acq.scan_shape().map_err(|e| e.to_string())?;
+        write_npy(&a.out.join("present.npy"), &[scan.rows, scan.cols], &products.present)?;
+        written.push("present".into());
+    }
     let manifest = serde_json::json!({
         "products": written,
         "rotation_deg": products.record.rotation_deg,
@@ -78,6 +94,9 @@ pub fn run(a: &Args<'_>) -> Result<(), String> {
     println!("wrote {} products and manifest.json to {}", written.len(), a.out.display());
     for note in &products.record.notes {
         println!("note: {note}");
+    }
+    if let Some(s) = &products.record.detector_sampling {
+        println!("detector sampling: {:.4} mrad/px ({})", s.mrad_per_px, s.rule);
     }
     Ok(())
 }

@@ -78,3 +78,43 @@ fn a_missing_master_is_a_named_error() {
     assert_eq!(code, Some(1));
     assert!(err.contains("missing file nothing_master.h5"), "{err}");
 }
+
+#[test]
+fn one_detector_sampling_rule_with_its_source() {
+    // dev_small: α = 20 mrad over the measured BF disc (all 256 frames sampled, as `stem reduce`
+    // measures it: radius 9.4575 px → 2.1147 mrad/px; the simulation's 2.1053 used the nominal
+    // 9.5 px); the file's pixel size / distance says 1 mrad/px, which is named as disagreeing.
+    let (code, out, err) = run(&["stem", "info", fixtures().join("dev_small_master.h5").to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    let line = out.lines().find(|l| l.starts_with("  detector sampling: ")).unwrap_or_default();
+    assert!(line.starts_with("  detector sampling: 2.114") && line.contains("convergence semi-angle 20 mrad / BF disc radius 9.457") && line.contains("256 frames"), "{line}");
+    assert!(out.contains("warning: detector sampling: the file's geometry (pixel size / detector distance) gives 1.0000 mrad/px"), "{out}");
+}
+
+#[test]
+fn scan_shape_from_the_command_line() {
+    // The single file has no scan shape of its own; --scan gives it, and a bad one is named.
+    let single = fixtures().join("dev_small_single.h5");
+    let (code, out, err) = run(&["stem", "info", single.to_str().unwrap(), "--scan", "16,16"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("scan: 16 × 16 (from hint)"), "{out}");
+    let (code, _, err) = run(&["stem", "info", single.to_str().unwrap(), "--scan", "16x16"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("--scan: expected ROWS,COLS"), "{err}");
+}
+
+#[test]
+fn counts_missing_frames() {
+    let dir = std::env::temp_dir().join(format!("scatterlab-cli-steminfo-count-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["dev_small_master.h5", "dev_small_data_000001.h5"] {
+        std::fs::copy(fixtures().join(f), dir.join(f)).unwrap();
+    }
+    let (code, out, err) = run(&["stem", "info", dir.join("dev_small_master.h5").to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("frames missing: 156 of 256\n"), "{out}");
+    assert!(out.contains("missing: dev_small_data_000002.h5 (link data_000002, frames 100..200)\n"), "{out}");
+    assert!(out.contains("missing: dev_small_data_000003.h5 (link data_000003, frames 200..256)\n"), "{out}");
+    assert!(err.contains("156 of 256 frames missing (dev_small_data_000002.h5, dev_small_data_000003.h5)"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -141,3 +141,40 @@ fn radii_in_mrad() {
     assert!((m["reduction"]["adf_px"][1].as_f64().unwrap() - 4.0 * r).abs() < 1e-9);
     std::fs::remove_dir_all(&out).ok();
 }
+
+#[test]
+fn allow_missing_reduces_the_frames_present() {
+    let tmp = std::env::temp_dir().join(format!("scatterlab-stem-reduce-missing-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    for f in ["dev_small_master.h5", "dev_small_data_000001.h5", "dev_small_data_000002.h5"] {
+        std::fs::copy(dir().join(f), tmp.join(f)).unwrap();
+    }
+    let master = tmp.join("dev_small_master.h5");
+    let out = tmp.join("out");
+    let o = run(&["stem", "reduce", master.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("56 of 256 frames missing (dev_small_data_000003.h5)") && err.contains("--allow-missing"), "{err}");
+    let o = run(&["stem", "reduce", master.to_str().unwrap(), "--allow-missing", "--out", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && err.contains("56 of 256 frames missing"), "{err}");
+    // present.npy: bool, scan shape, true for frames 0..200.
+    let b = std::fs::read(out.join("present.npy")).unwrap();
+    let hlen = u16::from_le_bytes([b[8], b[9]]) as usize;
+    let header = std::str::from_utf8(&b[10..10 + hlen]).unwrap();
+    assert!(header.contains("'descr': '|b1'") && header.contains("'shape': (16, 16)"), "{header}");
+    let present: Vec<bool> = b[10 + hlen..].iter().map(|&v| v == 1).collect();
+    assert_eq!(present, (0..256).map(|i| i < 200).collect::<Vec<_>>());
+    let (_, com) = npy(&out.join("com_row.npy"));
+    let (_, bf) = npy(&out.join("bf.npy"));
+    for i in 0..256 {
+        assert_eq!(com[i].is_nan(), i >= 200, "com_row[{i}] = {}", com[i]);
+        assert!(i < 200 || bf[i] == 0.0, "bf[{i}]");
+    }
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["reduction"]["frames_missing"], 56);
+    assert_eq!(m["reduction"]["missing_files"][0], "dev_small_data_000003.h5");
+    assert_eq!(m["reduction"]["detector_sampling"]["source"], "semi_angle_over_disc");
+    let o = run(&["stem", "reduce", master.to_str().unwrap(), "--bin", "0", "--out", out.to_str().unwrap()]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("--bin"));
+    std::fs::remove_dir_all(&tmp).ok();
+}

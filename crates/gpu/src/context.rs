@@ -64,10 +64,24 @@ impl GpuContext {
         Self { device, queue, adapter_info, limits }
     }
 
-    /// One line naming adapter and backend, e.g. `"llvmpipe (LLVM 15.0.6, 256 bits) / vulkan"`.
+    /// One line naming adapter and backend, e.g. `"llvmpipe (LLVM 15.0.6, 256 bits) / vulkan
+    /// (software adapter, slow)"`: a software rasteriser is flagged, because its "GPU" path can be
+    /// thousands of times slower than the CPU path and users must not mistake it for a GPU.
     pub fn describe(&self) -> String {
         let name = if self.adapter_info.name.is_empty() { "unnamed adapter" } else { self.adapter_info.name.as_str() };
-        format!("{name} / {:?}", self.adapter_info.backend).to_lowercase()
+        let text = format!("{name} / {:?}", self.adapter_info.backend).to_lowercase();
+        if self.is_software() {
+            format!("{text} (software adapter, slow)")
+        } else {
+            text
+        }
+    }
+
+    /// Whether the adapter is a software rasteriser: wgpu reports a CPU device type, or the name
+    /// is one of the known ones (llvmpipe/lavapipe, SwiftShader, WARP) where the type is not given.
+    pub fn is_software(&self) -> bool {
+        let name = self.adapter_info.name.to_lowercase();
+        self.adapter_info.device_type == wgpu::DeviceType::Cpu || ["llvmpipe", "lavapipe", "swiftshader", "microsoft basic render"].iter().any(|k| name.contains(k))
     }
 
     /// Checks that a storage buffer of `bytes` fits this device's limits.

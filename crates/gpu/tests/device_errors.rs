@@ -40,3 +40,16 @@ fn oversized_buffer_names_itself() {
     assert!(ctx.check_storage_size("small buffer", 1024).is_ok());
     assert!(!ctx.describe().is_empty());
 }
+
+#[test]
+fn a_software_adapter_says_so() {
+    let Some(ctx) = context() else { return };
+    // Here (CI, lavapipe) the adapter is software: its description must flag it, as the CLI,
+    // the app and provenance records print it.
+    if ctx.adapter_info.device_type == wgpu::DeviceType::Cpu {
+        assert!(ctx.is_software());
+        assert!(ctx.describe().ends_with("(software adapter, slow)"), "{}", ctx.describe());
+    } else if !ctx.is_software() {
+        assert!(!ctx.describe().contains("software"), "{}", ctx.describe());
+    }
+}

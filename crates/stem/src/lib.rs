@@ -9,5 +9,7 @@
 pub mod gpu;
 pub mod load;
 pub mod reduce;
+pub mod sampling;
+pub mod ssb;
 
 pub use load::{Acquisition, DirFileSet, FileSet, Hints, LoadError, MapFileSet, MaskPolicy, ReadOptions};

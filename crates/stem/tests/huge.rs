@@ -20,7 +20,6 @@
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use rand::rngs::StdRng;
@@ -34,7 +33,7 @@ use scatterlab_stem::load::{Acquisition, Hints, MapFileSet, MaskPolicy, ReadOpti
 #[path = "common/heap.rs"]
 mod heap;
 
-use heap::{measured, LIVE};
+use heap::{live, measured};
 
 /// The plan's goal for the library's own heap (consumer buffers included here, so it is strict).
 const HEAP_BOUND: usize = 32 << 20;
@@ -242,9 +241,9 @@ fn a_41_gb_virtual_acquisition_opens_and_reads_frames_in_bounded_heap() {
 fn open_heap(file: &str, bytes_of: Vec<u8>, path: &str) -> (usize, usize, usize) {
     let f = H5File::open(bytes(bytes_of), file).unwrap();
     drop(open_raw(&f, path).unwrap());
-    let base = LIVE.load(Ordering::Relaxed);
+    let base = live();
     let (ds, peak) = measured(|| open_raw(&f, path).unwrap());
-    let retained = LIVE.load(Ordering::Relaxed).saturating_sub(base);
+    let retained = usize::try_from(live() - base).unwrap_or(0);
     let n = ds.n_chunks();
     println!(
         "huge: open_raw {file} {path}: {n} chunks; warm peak {peak} B ({:.1} B/chunk), retained {retained} B ({:.1} B/chunk), \

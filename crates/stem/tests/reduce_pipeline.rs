@@ -35,7 +35,9 @@ fn radii_in_mrad_use_the_measured_bf_disc() {
     assert!((mrad.record.adf_px[0] - 2.0 * r).abs() < 1e-9 && (mrad.record.adf_px[1] - 4.0 * r).abs() < 1e-9);
     let bf = |p: &scatterlab_stem::reduce::Products| p.integers.iter().find(|(n, _, _)| n == "bf").unwrap().2.clone();
     assert_eq!(bf(&mrad), bf(&px), "same BF detector, same image");
-    assert_eq!(px.record.sampling_mrad_per_px, None);
+    // Radii in pixels record the same sampling: one rule for every product and manifest.
+    assert_eq!(px.record.sampling_mrad_per_px, Some(s));
+    assert_eq!(px.record.detector_sampling.as_ref().map(|d| d.source), Some(scatterlab_stem::sampling::SamplingSource::SemiAngleOverDisc));
 }
 
 fn detectors(det: [usize; 2]) -> Vec<VirtualDetector> {

@@ -46,7 +46,7 @@ const LATTICE_DEG: f64 = 8.0;
 
 /// The calibration the example is made with.
 pub fn calibration() -> StemCalibration {
-    StemCalibration { convergence_mrad: Some(CONVERGENCE_MRAD), wavelength_a: Some(wavelength_from_kv(VOLTAGE_KV)), scan_step_a: Some(STEP_A) }
+    StemCalibration { convergence_mrad: Some(CONVERGENCE_MRAD), wavelength_a: Some(wavelength_from_kv(VOLTAGE_KV)), scan_step_a: Some(STEP_A), ..Default::default() }
 }
 
 /// Empty room for the example's frames.

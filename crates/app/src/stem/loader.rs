@@ -34,9 +34,11 @@ pub struct AcquisitionSource {
 }
 
 impl AcquisitionSource {
-    /// Streams `acq` from frame 0 with bad pixels zeroed (the default policy).
+    /// Streams `acq` from frame 0 with bad pixels zeroed (the default policy), stepping over
+    /// the frames of missing data files.
     pub fn new(acq: Acquisition) -> Self {
-        let cursor = StreamCursor::new(&acq, MaskPolicy::ZeroMasked);
+        // Frames of missing data files are stepped over (the resident marks them absent).
+        let cursor = StreamCursor::new(&acq, MaskPolicy::ZeroMasked).skipping_missing();
         Self { acq, cursor }
     }
 
@@ -101,6 +103,7 @@ impl Loader {
             }
             let want = BATCH_FRAMES.min(resident.n_frames() - resident.loaded());
             let Some((first, data)) = self.source.next_batch(want)? else {
+                resident.end_of_source();
                 return Ok(Pumped::Done);
             };
             resident.push(first, data)?;

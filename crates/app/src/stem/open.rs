@@ -46,6 +46,8 @@ pub fn describe(acq: &Acquisition) -> Result<(Resident, Vec<String>), String> {
         convergence_mrad: cal.convergence_mrad,
         wavelength_a: cal.wavelength_a.or_else(|| cal.voltage_kv.map(wavelength_from_kv)),
         scan_step_a: cal.scan_step_a,
+        pixel_size_m: cal.pixel_size_m,
+        detector_distance_m: cal.detector_distance_m,
     };
     let mut notes: Vec<String> = acq.warnings().to_vec();
     for m in acq.missing() {

@@ -3,7 +3,8 @@
 //! moved detector only needs its own sums ([`detector_images`]) and a scan region its mean
 //! pattern. All sums are the STEM crate's exact integer ones.
 
-use scatterlab_stem::load::{PixelData, PixelKind, PixelSlice};
+use scatterlab_stem::load::{Calibration, PixelData, PixelKind, PixelSlice};
+use scatterlab_stem::sampling::{detector_sampling, DetectorSampling};
 use scatterlab_stem::reduce::{detector_images, DetectorImages, FusedPass, FusedResult, VirtualDetector};
 
 /// Bytes of frames the workspace keeps in memory at most (phase 1 holds every frame).
@@ -22,21 +23,35 @@ pub struct StemCalibration {
     pub wavelength_a: Option<f64>,
     /// Scan step, Å.
     pub scan_step_a: Option<f64>,
+    /// Detector pixel size (row, col), m, from the file.
+    pub pixel_size_m: Option<[f64; 2]>,
+    /// Detector distance, m, from the file.
+    pub detector_distance_m: Option<f64>,
 }
 
 impl StemCalibration {
-    /// Detector sampling in Å⁻¹ per pixel: the BF disc edge is the convergence semi-angle, so
-    /// `(α / λ) / R` for BF radius `R` pixels (CONVENTIONS.md → iDPC; the reduction's rule).
-    pub fn dk_inv_a(&self, bf_radius_px: f64) -> Option<f64> {
-        match (self.convergence_mrad, self.wavelength_a) {
-            (Some(a), Some(l)) if bf_radius_px > 0.0 && l > 0.0 => Some(a * 1e-3 / l / bf_radius_px),
-            _ => None,
-        }
+    /// The detector sampling by the STEM crate's one rule ([`detector_sampling`]: the
+    /// convergence semi-angle over the BF radius, else the file's geometry), as `stem info` and
+    /// `stem reduce` compute it.
+    pub fn sampling(&self, bf_radius_px: f64) -> Option<DetectorSampling> {
+        let cal = Calibration {
+            convergence_mrad: self.convergence_mrad,
+            wavelength_a: self.wavelength_a,
+            pixel_size_m: self.pixel_size_m,
+            detector_distance_m: self.detector_distance_m,
+            ..Default::default()
+        };
+        detector_sampling(&cal, Some(bf_radius_px))
     }
 
-    /// Detector sampling in mrad per pixel from the convergence semi-angle over the BF radius.
+    /// Detector sampling in Å⁻¹ per pixel ([`Self::sampling`] over the wavelength).
+    pub fn dk_inv_a(&self, bf_radius_px: f64) -> Option<f64> {
+        self.sampling(bf_radius_px).zip(self.wavelength_a).and_then(|(s, l)| s.inv_a_per_px(l))
+    }
+
+    /// Detector sampling in mrad per pixel ([`Self::sampling`]).
     pub fn mrad_per_px(&self, bf_radius_px: f64) -> Option<f64> {
-        self.convergence_mrad.filter(|_| bf_radius_px > 0.0).map(|a| a / bf_radius_px)
+        self.sampling(bf_radius_px).map(|s| s.mrad_per_px)
     }
 }
 
@@ -64,6 +79,9 @@ pub struct Resident {
     pub n_masked: usize,
     frames: PixelData,
     loaded: usize,
+    /// Which frames hold data: false for frames not loaded yet and for frames of missing data
+    /// files (skipped by the source), which no product may count as zeros.
+    present: Vec<bool>,
     base: FusedPass,
 }
 
@@ -81,7 +99,7 @@ impl Resident {
             ));
         }
         let base = FusedPass::new(det, n, &[]).map_err(|e| format!("{name}: {e}"))?;
-        Ok(Self { name: name.to_owned(), scan, det, calibration, n_masked: 0, frames: PixelData::zeros(kind, n * px), loaded: 0, base })
+        Ok(Self { name: name.to_owned(), scan, det, calibration, n_masked: 0, frames: PixelData::zeros(kind, n * px), loaded: 0, present: vec![false; n], base })
     }
 
     /// The pixel type of the frames.
@@ -94,9 +112,19 @@ impl Resident {
         self.scan[0] * self.scan[1]
     }
 
-    /// Frames loaded so far (frames `0..loaded`).
+    /// Frames read up to (frames `0..loaded`, less those of missing data files).
     pub fn loaded(&self) -> usize {
         self.loaded
+    }
+
+    /// Whether scan position `frame` (row-major) holds data.
+    pub fn is_present(&self, frame: usize) -> bool {
+        self.present.get(frame).copied().unwrap_or(false)
+    }
+
+    /// Frames before [`Self::loaded`] that hold no data (their data file is missing).
+    pub fn skipped(&self) -> usize {
+        self.present[..self.loaded.min(self.present.len())].iter().filter(|p| !**p).count()
     }
 
     /// Whether every frame is in memory.
@@ -104,15 +132,17 @@ impl Resident {
         self.loaded == self.n_frames()
     }
 
-    /// Stores the next frames (`first` must be [`Self::loaded`]); frames beyond the scan are
-    /// dropped. Returns how many were stored.
+    /// Stores the next frames (`first` at or after [`Self::loaded`]: frames in between belong
+    /// to missing data files and stay absent); frames beyond the scan are dropped. Returns how
+    /// many were stored.
     pub fn push(&mut self, first: u64, data: PixelSlice<'_>) -> Result<usize, String> {
         let px = self.det[0] * self.det[1];
-        if first != self.loaded as u64 || px == 0 || !data.len().is_multiple_of(px) {
+        let start = usize::try_from(first).unwrap_or(usize::MAX);
+        if start < self.loaded || start > self.n_frames() || px == 0 || !data.len().is_multiple_of(px) {
             return Err(format!("{}: batch at frame {first} of {} pixels does not follow frame {}", self.name, data.len(), self.loaded));
         }
-        let n = (data.len() / px).min(self.n_frames() - self.loaded);
-        let (at, end) = (self.loaded * px, (self.loaded + n) * px);
+        let n = (data.len() / px).min(self.n_frames() - start);
+        let (at, end) = (start * px, (start + n) * px);
         let stored = match (&mut self.frames, data) {
             (PixelData::U8(d), PixelSlice::U8(s)) => copy(d, at, end, s),
             (PixelData::U16(d), PixelSlice::U16(s)) => copy(d, at, end, s),
@@ -122,8 +152,15 @@ impl Resident {
         };
         stored.ok_or_else(|| format!("{}: batch pixels are not {}", self.name, self.frames.kind().name()))?;
         self.base.add(first, slice(&self.frames, at, end)).map_err(|e| format!("{}: {e}", self.name))?;
-        self.loaded += n;
+        self.present[start..start + n].iter_mut().for_each(|p| *p = true);
+        self.loaded = start + n;
         Ok(n)
+    }
+
+    /// The source has no more frames: the rest of the scan has no data (missing data files at
+    /// the end), and loading is over.
+    pub fn end_of_source(&mut self) {
+        self.loaded = self.n_frames();
     }
 
     /// The loaded frames.
@@ -132,9 +169,20 @@ impl Resident {
         slice(&self.frames, 0, self.loaded * px)
     }
 
-    /// The detector-free products of the frames loaded so far (frames not yet loaded count 0).
+    /// The detector-free products of the frames loaded so far. Positions without data (not
+    /// loaded yet, or in a missing data file) have a NaN centre of mass, so the DPC field, its
+    /// rotation and iDPC leave them out; their integer sums are 0 (show them via
+    /// [`Self::is_present`]).
     pub fn products(&self) -> FusedResult {
-        self.base.clone().finish()
+        let mut r = self.base.clone().finish();
+        for (i, _) in self.present.iter().enumerate().filter(|(_, p)| !**p) {
+            for c in &mut r.com_raw {
+                if let Some(v) = c.get_mut(i) {
+                    *v = f64::NAN;
+                }
+            }
+        }
+        r
     }
 
     /// Each detector's sum per loaded frame (frame order), exact.
@@ -154,11 +202,16 @@ impl Resident {
         let mut any = false;
         for r in region.rows[0]..r1 {
             // One scan row of the region is consecutive frames.
-            let first = r * cols + region.cols[0];
+            // Runs of present frames only: a frame without data is not a frame of zeros.
+            let mut f = r * cols + region.cols[0];
             let end = (r * cols + c1).min(self.loaded);
-            if first < end {
-                pass.add(first as u64, slice(&self.frames, first * px, end * px)).map_err(|e| e.to_string())?;
-                any = true;
+            while f < end {
+                let run = (f..end).take_while(|&i| self.is_present(i)).count();
+                if run > 0 {
+                    pass.add(f as u64, slice(&self.frames, f * px, (f + run) * px)).map_err(|e| e.to_string())?;
+                    any = true;
+                }
+                f += run.max(1);
             }
         }
         if !any {

@@ -154,8 +154,10 @@ impl StemPanel {
             });
         });
         let values = self.virtual_image(self.selected).map(|sums| {
+            // Positions without data stay NaN (drawn in the "no data" colour), never 0 counts.
             let mut v = vec![f64::NAN; n];
-            v.iter_mut().zip(sums).for_each(|(v, &s)| *v = s as f64);
+            let present = |i: usize| self.data.as_ref().is_some_and(|d| d.is_present(i));
+            v.iter_mut().zip(sums).enumerate().filter(|(i, _)| present(*i)).for_each(|(_, (v, &s))| *v = s as f64);
             v
         });
         let detector = self.detectors.get(self.selected).map(|d| format!("{d:?}"));

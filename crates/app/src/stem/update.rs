@@ -43,7 +43,7 @@ impl StemPanel {
                 self.start(o.resident, Box::new(o.source), o.notes);
                 self.source_path = Some(path.to_path_buf());
             }
-            Err(e) => self.error = Some(e),
+            Err(e) => self.error = Some(self.failed_open(e)),
         }
     }
 
@@ -60,7 +60,16 @@ impl StemPanel {
                 self.start(resident, Box::new(source), notes);
                 self.path = master;
             }
-            Err(e) => self.error = Some(e),
+            Err(e) => self.error = Some(self.failed_open(e)),
+        }
+    }
+
+    /// The message of an open that failed: what stays on screen is said, so that its images and
+    /// notes are not taken for the new file's.
+    fn failed_open(&self, error: String) -> String {
+        match &self.data {
+            Some(d) => format!("{error} — nothing of it was loaded; still showing {}", d.name),
+            None => error,
         }
     }
 
@@ -158,6 +167,15 @@ impl StemPanel {
         };
         if done {
             self.loader = None;
+            if let Some(data) = &self.data {
+                let absent = data.n_frames() - (0..data.n_frames()).filter(|&i| data.is_present(i)).count();
+                if absent > 0 {
+                    self.notes_once(format!(
+                        "{absent} of {} frames have no data (missing data files or not read): transparent in the images, left out of the centre of mass, DPC rotation and iDPC",
+                        data.n_frames()
+                    ));
+                }
+            }
         }
         let cost = self.snapshot_cost + self.images.as_ref().map_or(Duration::ZERO, |i| i.elapsed);
         let due = self.snapshot_at.is_none_or(|t| t.elapsed() >= REFRESH_EVERY.max(cost * REFRESH_SPACING));

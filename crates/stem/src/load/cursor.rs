@@ -20,6 +20,7 @@ pub struct StreamCursor {
     next: u64,
     batches: u64,
     mask: MaskPolicy,
+    skip_missing: bool,
     masked: Vec<usize>,
     bytes: Vec<u8>,
     data: PixelData,
@@ -35,6 +36,7 @@ impl StreamCursor {
             next: 0,
             batches: 0,
             mask,
+            skip_missing: false,
             masked: acq.masked(mask),
             bytes: Vec::new(),
             data: PixelData::zeros(acq.kind, 0),
@@ -42,7 +44,14 @@ impl StreamCursor {
         }
     }
 
-    /// Frames delivered so far (= the global index of the next frame).
+    /// The same cursor, stepping over the frames of missing data files instead of failing on
+    /// them (a reduction of the frames present; [`Acquisition::present_frames`] says which).
+    pub fn skipping_missing(mut self) -> Self {
+        self.skip_missing = true;
+        self
+    }
+
+    /// Frames delivered or skipped so far (= the global index of the next frame).
     pub fn frames_done(&self) -> u64 {
         self.next
     }
@@ -82,6 +91,9 @@ impl StreamCursor {
                 "stream cursor of {} ({} frames) used with {} ({} frames)",
                 self.master, self.n_frames, acq.master, acq.n_frames
             )));
+        }
+        if self.skip_missing && !self.is_done() {
+            self.next = acq.next_present_frame(self.next).unwrap_or(self.n_frames);
         }
         if self.is_done() {
             return Ok(None);

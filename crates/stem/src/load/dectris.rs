@@ -21,6 +21,9 @@ pub const DATA_PATH: &str = "/entry/data/data";
 const DATA_GROUP: &str = "/entry/data";
 /// Largest frame accepted (1 GiB: a 16384 × 16384 u32 detector); larger shapes are damage.
 pub const MAX_FRAME_BYTES: usize = 1 << 30;
+/// Most frames an acquisition may declare (2³²: a 4096 × 4096 scan, far beyond any camera's;
+/// a damaged `nimages` of 2⁶⁴ − 1 once overflowed every per-frame allocation).
+pub const MAX_FRAMES: u64 = 1 << 32;
 
 /// One source of frames: a data file (or the single file itself).
 pub struct DataPart {
@@ -104,7 +107,7 @@ pub(super) fn open(fs: &dyn FileSet, master: &str, hints: &Hints) -> Result<Acqu
                     let low = v.first().copied().unwrap_or(1.0) as u64;
                     if let Ok(h) = attribute_numbers(&df, path, "image_nr_high") {
                         if let Some(&high) = h.first() {
-                            if high as u64 + 1 != low + n {
+                            if (high as u64).checked_add(1) != low.checked_add(n) {
                                 return Err(meta(&df, format!("{path}: image_nr_low..high = {low}..{high} but {n} frames stored")));
                             }
                         }
@@ -115,6 +118,9 @@ pub(super) fn open(fs: &dyn FileSet, master: &str, hints: &Hints) -> Result<Acqu
             };
             // Without image_nr_low the file follows the previous one.
             let first = first.unwrap_or_else(|| parts.last().map_or(0, |p: &DataPart| p.first_frame + p.n_frames));
+            if first.saturating_add(n) > MAX_FRAMES {
+                return Err(meta(&df, format!("{path}: frames {first}..+{n} lie beyond the limit of {MAX_FRAMES} frames")));
+            }
             parts.push(DataPart { link: l.name.clone(), file: target.clone(), first_frame: first, n_frames: n, size: Some(size), source: Some(Present { file: df, ds }) });
         }
         if parts.is_empty() {
@@ -142,7 +148,10 @@ pub(super) fn open(fs: &dyn FileSet, master: &str, hints: &Hints) -> Result<Acqu
         }
     }
     check_overlaps(&parts, &file)?;
-    let n_frames = parts.iter().map(|p| p.first_frame + p.n_frames).max().unwrap_or(0).max(total.unwrap_or(0));
+    let n_frames = parts.iter().map(|p| p.first_frame.saturating_add(p.n_frames)).max().unwrap_or(0).max(total.unwrap_or(0));
+    if n_frames > MAX_FRAMES {
+        return Err(meta(&file, format!("{n_frames} frames declared (nimages × ntrigger, scan shape or data files) exceed the limit of {MAX_FRAMES}")));
+    }
     if let Some(s) = &scan {
         if s.rows.saturating_mul(s.cols) as u64 != n_frames {
             warnings.push(format!("{master}: scan shape {}×{} ({}) does not match {n_frames} frames", s.rows, s.cols, s.source));
@@ -153,23 +162,95 @@ pub(super) fn open(fs: &dyn FileSet, master: &str, hints: &Hints) -> Result<Acqu
     Ok(Acquisition { master: master.to_string(), master_size, single, parts, missing, det, kind, big_endian, n_frames, scan, calibration, mask, warnings, hashes: Default::default() })
 }
 
-/// Gives missing parts the frames between their present neighbours (or up to `total`).
+/// The 1-based file number of a `data_NNNNNN` link.
+fn link_number(link: &str) -> Option<u64> {
+    link.strip_prefix("data_")?.parse().ok().filter(|&k| k >= 1)
+}
+
+/// Frames per data file, from the present files: Dectris writes `nimages_per_file` frames to
+/// every file but the last, so a present file that is not the last link holds exactly that
+/// many, and file `k` starts at `(k − 1) · per_file`. `None` when the present files do not say
+/// or disagree.
+fn frames_per_file(parts: &[DataPart]) -> Option<u64> {
+    let last = parts.iter().filter_map(|p| link_number(&p.link)).max()?;
+    let mut seen = None;
+    for p in parts.iter().filter(|p| p.is_present()) {
+        let k = link_number(&p.link)?;
+        let mut candidates = Vec::new();
+        if k < last {
+            candidates.push(p.n_frames);
+        }
+        if k > 1 && p.first_frame % (k - 1) == 0 {
+            candidates.push(p.first_frame / (k - 1));
+        }
+        for c in candidates {
+            match seen {
+                None => seen = Some(c),
+                Some(s) if s != c => return None,
+                _ => {}
+            }
+        }
+    }
+    seen.filter(|&n| n > 0)
+}
+
+/// Gives missing parts their frames: from the file number and the frames per file
+/// ([`frames_per_file`]) where the present files give it, else by splitting the gap between
+/// their present neighbours (or up to `total`) evenly among consecutive missing files.
 fn infer_missing(parts: &mut [DataPart], total: Option<u64>) -> Vec<MissingFile> {
+    let per_file = frames_per_file(parts);
+    let by_number = |p: &DataPart| -> Option<[u64; 2]> {
+        let (k, n) = (link_number(&p.link)?, per_file?);
+        let start = (k - 1).checked_mul(n)?;
+        let end = k.checked_mul(n)?.min(total.unwrap_or(u64::MAX));
+        let last = parts.iter().filter_map(|q| link_number(&q.link)).max() == Some(k);
+        // The last file holds the rest: its end is only known from the declared total.
+        let end = if last { total? } else { end };
+        (end > start).then_some([start, end])
+    };
+    let mut frames: Vec<Option<[u64; 2]>> = parts.iter().map(|p| if p.is_present() { None } else { by_number(p) }).collect();
+    // An inferred range that overlaps a present file means the numbering rule does not hold.
+    let clash = frames.iter().flatten().any(|[s, e]| parts.iter().filter(|p| p.is_present()).any(|p| *s < p.first_frame + p.n_frames && p.first_frame < *e));
+    if clash || frames.iter().zip(parts.iter()).any(|(f, p)| f.is_none() && !p.is_present()) {
+        frames = neighbour_split(parts, total);
+    }
     let mut out = Vec::new();
-    for i in 0..parts.len() {
-        if parts[i].is_present() {
+    for (p, f) in parts.iter_mut().zip(frames) {
+        if p.is_present() {
             continue;
         }
-        let start = parts[..i].iter().rev().find(|p| p.is_present() || p.n_frames > 0).map_or(0, |p| p.first_frame + p.n_frames);
-        let end = parts[i + 1..].iter().find(|p| p.is_present()).map(|p| p.first_frame).or(total);
-        let frames = end.filter(|&e| e >= start).map(|e| [start, e]);
-        if let Some([s, e]) = frames {
-            parts[i].first_frame = s;
-            parts[i].n_frames = e - s;
+        if let Some([s, e]) = f {
+            p.first_frame = s;
+            p.n_frames = e - s;
         }
-        out.push(MissingFile { link: parts[i].link.clone(), file: parts[i].file.clone(), frames });
+        out.push(MissingFile { link: p.link.clone(), file: p.file.clone(), frames: f });
     }
     out
+}
+
+/// The fallback: each run of consecutive missing parts shares the gap between the present
+/// parts around it (or up to `total`) evenly, in link order.
+fn neighbour_split(parts: &[DataPart], total: Option<u64>) -> Vec<Option<[u64; 2]>> {
+    let mut frames = vec![None; parts.len()];
+    let mut i = 0;
+    while i < parts.len() {
+        if parts[i].is_present() {
+            i += 1;
+            continue;
+        }
+        let run_end = parts[i..].iter().position(DataPart::is_present).map_or(parts.len(), |o| i + o);
+        let start = parts[..i].iter().rev().find(|p| p.is_present()).map_or(0, |p| p.first_frame + p.n_frames);
+        let end = parts.get(run_end).map(|p| p.first_frame).or(total);
+        if let Some(end) = end.filter(|&e| e >= start) {
+            let m = (run_end - i) as u64;
+            for (j, f) in frames[i..run_end].iter_mut().enumerate() {
+                let j = j as u64;
+                *f = Some([start + (end - start) * j / m, start + (end - start) * (j + 1) / m]);
+            }
+        }
+        i = run_end;
+    }
+    frames
 }
 
 fn check_overlaps(parts: &[DataPart], file: &H5File) -> Result<()> {

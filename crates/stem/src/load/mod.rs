@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 
 pub use bin::{bin_frame, bin_frames, binned_shape, MaskPolicy};
 pub use cursor::StreamCursor;
-pub use dectris::{DataPart, MissingFile, DATA_PATH, MAX_FRAME_BYTES};
+pub use dectris::{DataPart, MissingFile, DATA_PATH, MAX_FRAMES, MAX_FRAME_BYTES};
 pub use error::{LoadError, Result};
 pub use fileset::{DirFileSet, FileSet, MapFileSet};
 pub use meta::{Calibration, Hints, PixelMask, ScanShape};
@@ -84,6 +84,30 @@ impl Acquisition {
     /// Whether every linked data file is available.
     pub fn is_complete(&self) -> bool {
         self.missing.is_empty()
+    }
+
+    /// Which frames the present data files hold: `present[f]` for `f` in `0..n_frames`. Frames
+    /// of missing data files (and frames no file holds) are `false`.
+    pub fn present_frames(&self) -> Vec<bool> {
+        // n_frames ≤ MAX_FRAMES (checked when opened), so this fits in memory and in a usize.
+        let n = usize::try_from(self.n_frames).unwrap_or(0);
+        let mut present = vec![false; n];
+        for p in self.parts.iter().filter(|p| p.is_present()) {
+            let (a, b) = (p.first_frame.min(self.n_frames) as usize, (p.first_frame + p.n_frames).min(self.n_frames) as usize);
+            present[a..b].iter_mut().for_each(|v| *v = true);
+        }
+        present
+    }
+
+    /// Frames that no present data file holds (0 for a complete acquisition).
+    pub fn n_missing_frames(&self) -> u64 {
+        let held: u64 = self.parts.iter().filter(|p| p.is_present()).map(|p| p.n_frames.min(self.n_frames.saturating_sub(p.first_frame))).sum();
+        self.n_frames.saturating_sub(held)
+    }
+
+    /// The first frame at or after `f` that a present data file holds, if any.
+    pub fn next_present_frame(&self, f: u64) -> Option<u64> {
+        self.parts.iter().filter(|p| p.is_present() && p.first_frame + p.n_frames > f).map(|p| p.first_frame.max(f)).min().filter(|&g| g < self.n_frames)
     }
 
     /// Detector shape (rows, cols).

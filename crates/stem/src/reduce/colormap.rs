@@ -71,14 +71,20 @@ impl Colormap {
     }
 }
 
-/// RGBA8 of a scalar image: `scale` applied to values and limits, then the fixtures' LUT index.
+/// RGBA8 of a scalar image: `scale` applied to values and limits, then the fixtures' LUT index;
+/// non-finite values (no data) get [`NO_DATA_RGBA`].
 pub fn colorize(values: &[f64], low: f64, high: f64, scale: Scale, map: Colormap) -> Result<Vec<[u8; 4]>, ReduceError> {
     let (lo, hi) = (scale.apply(low), scale.apply(high));
     if !(lo.is_finite() && hi.is_finite() && hi > lo) {
         return Err(ReduceError::new("display limits", format!("need finite low < high after the transform (got {lo}, {hi})")));
     }
-    Ok(values.iter().map(|&v| map.rgba(lut_index(normalise(scale.apply(v), lo, hi)))).collect())
+    Ok(values.iter().map(|&v| if v.is_finite() { map.rgba(lut_index(normalise(scale.apply(v), lo, hi))) } else { NO_DATA_RGBA }).collect())
 }
+
+/// The colour of a position without data (NaN: a frame of a missing data file, or not loaded
+/// yet): fully transparent, so the background shows through where no colormap colour could be
+/// mistaken for a low count.
+pub const NO_DATA_RGBA: [u8; 4] = [0, 0, 0, 0];
 
 /// `min(floor(norm·255), 255)`.
 pub fn lut_index(norm: f32) -> u8 {

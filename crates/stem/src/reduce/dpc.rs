@@ -10,6 +10,9 @@
 //! same angle (`curl'² + div'²` does not depend on `a`). The grid search (for parity with the
 //! fixtures' `linspace(0°, 180°, 180)`) and the exact minimum both come from three averages.
 //! Curl cannot tell `a` from `a + 180°`: [`super::idpc`] resolves that by a physical rule.
+//!
+//! Positions without data (frames of a missing data file) are NaN in the field: the mean, the
+//! curl moments and the integration leave them out instead of folding zeros in.
 
 use super::ReduceError;
 
@@ -47,11 +50,17 @@ pub fn center_of_mass(com_raw: &[Vec<f64>; 2], scan: [usize; 2]) -> Result<Vecto
     if n == 0 || com_raw[0].len() != n || com_raw[1].len() != n {
         return Err(ReduceError::new("centre of mass", format!("{} / {} values for a {}×{} scan", com_raw[0].len(), com_raw[1].len(), scan[0], scan[1])));
     }
-    let centred = |v: &[f64]| {
-        let mean = v.iter().sum::<f64>() / n as f64;
-        v.iter().map(|x| x - mean).collect()
+    // NaN marks a position without data (a missing data file): the mean is over the others,
+    // and the position stays NaN.
+    let centred = |v: &[f64]| -> Result<Vec<f64>, ReduceError> {
+        let (sum, count) = v.iter().filter(|x| x.is_finite()).fold((0.0, 0usize), |(s, k), x| (s + x, k + 1));
+        if count == 0 {
+            return Err(ReduceError::new("centre of mass", "no scan position has data"));
+        }
+        let mean = sum / count as f64;
+        Ok(v.iter().map(|x| x - mean).collect())
     };
-    Ok(VectorField { rows: scan[0], cols: scan[1], r: centred(&com_raw[0]), c: centred(&com_raw[1]) })
+    Ok(VectorField { rows: scan[0], cols: scan[1], r: centred(&com_raw[0])?, c: centred(&com_raw[1])? })
 }
 
 /// How to search.
@@ -84,8 +93,9 @@ pub struct Rotation {
     pub curl: f64,
 }
 
-/// Interior averages ⟨curl²⟩, ⟨curl·div⟩, ⟨div²⟩ of a field (central differences).
-fn moments(f: &VectorField, transpose: bool) -> [f64; 3] {
+/// Interior averages ⟨curl²⟩, ⟨curl·div⟩, ⟨div²⟩ of a field (central differences) over the
+/// positions whose four neighbours all have data; `None` when there is none.
+fn moments(f: &VectorField, transpose: bool) -> Option<[f64; 3]> {
     let (gr, gc) = if transpose { (&f.c, &f.r) } else { (&f.r, &f.c) };
     let (rows, cols) = (f.rows, f.cols);
     let at = |v: &Vec<f64>, i: usize, j: usize| v[i * cols + j];
@@ -96,14 +106,21 @@ fn moments(f: &VectorField, transpose: bool) -> [f64; 3] {
             let d_col = |v: &Vec<f64>| 0.5 * (at(v, i, j + 1) - at(v, i, j - 1));
             let curl = d_row(gc) - d_col(gr);
             let div = d_row(gr) + d_col(gc);
+            // A stencil touching a position without data (NaN) is left out.
+            if !(curl.is_finite() && div.is_finite()) {
+                continue;
+            }
             a += curl * curl;
             b += curl * div;
             c += div * div;
             n += 1;
         }
     }
-    let n = n.max(1) as f64;
-    [a / n, b / n, c / n]
+    if n == 0 {
+        return None;
+    }
+    let n = n as f64;
+    Some([a / n, b / n, c / n])
 }
 
 /// Mean squared curl of the field rotated by `deg` from its moments.
@@ -117,14 +134,14 @@ pub fn find_rotation(field: &VectorField, options: &RotationOptions) -> Result<R
     if field.rows < 3 || field.cols < 3 || options.grid < 2 {
         return Err(ReduceError::new("DPC rotation", format!("needs a scan of at least 3×3 (got {}×{}) and ≥ 2 grid points", field.rows, field.cols)));
     }
-    if field.r.iter().chain(&field.c).any(|v| !v.is_finite()) {
-        return Err(ReduceError::new("DPC rotation", "the centre-of-mass field has non-finite values"));
+    if field.r.iter().chain(&field.c).any(|v| v.is_infinite()) {
+        return Err(ReduceError::new("DPC rotation", "the centre-of-mass field has infinite values"));
     }
     let orders: &[bool] = if options.try_transpose { &[false, true] } else { &[false] };
     let mut grid = (f64::INFINITY, 0.0, false);
     let mut fine = (f64::INFINITY, 0.0, false);
     for &t in orders {
-        let m = moments(field, t);
+        let m = moments(field, t).ok_or_else(|| ReduceError::new("DPC rotation", "no interior scan position has data at all four neighbours"))?;
         for k in 0..options.grid {
             let deg = 180.0 * k as f64 / (options.grid - 1) as f64;
             let v = curl_at(m, deg);

@@ -24,7 +24,7 @@ pub use dpc::{center_of_mass, find_rotation, Rotation, RotationOptions, VectorFi
 pub use fused::{FusedPass, FusedResult};
 pub use idpc::{idpc_physical, idpc_quantem};
 pub use pipeline::{reduce, Products, RadiusUnit, ReduceDevice, ReduceOptions, ReduceRecord};
-pub use probe::{auto_probe, Probe};
+pub use probe::{auto_probe, sample_probe, Probe, PROBE_SAMPLE_FRAMES};
 pub use resident::{detector_images, DetectorImages};
 
 /// A reduction's input was unusable; the message names the object and the problem.

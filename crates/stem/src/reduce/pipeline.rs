@@ -16,6 +16,7 @@ use super::idpc::{idpc_physical, resolve_half_turn};
 use super::detector::mrad_to_px;
 use super::{auto_probe, center_of_mass, find_rotation, FusedPass, FusedResult, ReduceError, RotationOptions, VirtualDetector};
 use crate::gpu::FusedPassGpu;
+use crate::sampling::{detector_sampling, DetectorSampling};
 use crate::load::{bin_frame, Acquisition, FileSet, LoadProvenance, LoadRecord, MaskPolicy, PixelSlice, StreamCursor};
 
 /// What to reduce and how.
@@ -33,6 +34,10 @@ pub struct ReduceOptions {
     pub mask: MaskPolicy,
     /// Unit of `bf_radius` and `adf` (the centre is always in pixels).
     pub radius_unit: RadiusUnit,
+    /// Reduce the frames present when data files are missing (otherwise that is an error):
+    /// real products are NaN at the positions without data, integer products 0, and
+    /// [`Products::present`] says which positions were read.
+    pub allow_missing: bool,
 }
 
 /// The unit of detector radii.
@@ -65,11 +70,19 @@ pub struct ReduceRecord {
     pub rotation_deg: Option<f64>,
     /// Whether the transposed component order won.
     pub use_transpose: Option<bool>,
-    /// Detector sampling (convergence semi-angle / measured BF radius), mrad per pixel, when radii
-    /// were given in mrad.
+    /// Detector sampling, mrad per pixel, by the one rule of [`crate::sampling`] (`None` when
+    /// neither the semi-angle nor the file's geometry gives one).
     pub sampling_mrad_per_px: Option<f64>,
-    /// Detector sampling used for iDPC, Å⁻¹ per pixel (convergence semi-angle / wavelength / BF radius).
+    /// The sampling's source, rule and any disagreement with the file's geometry.
+    pub detector_sampling: Option<DetectorSampling>,
+    /// Detector sampling used for iDPC, Å⁻¹ per pixel (the sampling above over the wavelength).
     pub dk_inv_a_per_px: Option<f64>,
+    /// Frames the acquisition declares.
+    pub frames_total: u64,
+    /// Frames of missing data files, left out (their positions are NaN / 0).
+    pub frames_missing: u64,
+    /// The missing data files.
+    pub missing_files: Vec<String>,
     /// Why a product is absent (e.g. iDPC without calibration).
     pub notes: Vec<String>,
     /// Accumulation types.
@@ -87,6 +100,8 @@ pub struct Products {
     pub integers: Vec<(String, Vec<usize>, Vec<u64>)>,
     /// `(name, shape, values)` for real products (f64).
     pub reals: Vec<(String, Vec<usize>, Vec<f64>)>,
+    /// Which scan positions were read (false: frame in a missing data file), row-major.
+    pub present: Vec<bool>,
     /// Geometry, angles, notes.
     pub record: ReduceRecord,
     /// Where the data came from and how they were read.
@@ -134,7 +149,8 @@ impl Pass {
 
 /// Streams every frame through `pass` (batches from the cursor, cancel checked between them).
 async fn run_pass(acq: &Acquisition, mask: MaskPolicy, pass: &mut Pass, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<LoadRecord, ReduceError> {
-    let mut cursor = StreamCursor::new(acq, mask);
+    // Missing files were refused (or allowed) by the caller: step over their frames.
+    let mut cursor = StreamCursor::new(acq, mask).skipping_missing();
     let load_err = |e: crate::load::LoadError| ReduceError::new(acq.master(), e.to_string());
     loop {
         if cancel.is_cancelled() {
@@ -155,6 +171,16 @@ pub async fn reduce(acq: &Acquisition, files: &dyn FileSet, options: &ReduceOpti
     let det = acq.det_shape();
     let n = acq.n_frames() as usize;
     let mut notes = Vec::new();
+    let missing_files: Vec<String> = acq.missing().iter().map(|m| m.file.clone()).collect();
+    let frames_missing = acq.n_missing_frames();
+    if frames_missing > 0 && !options.allow_missing {
+        let files = if missing_files.is_empty() { "frames no data file holds".to_owned() } else { missing_files.join(", ") };
+        return Err(ReduceError::new(acq.master(), format!("{frames_missing} of {} frames are missing ({files}); reduce the frames present with allow_missing (--allow-missing)", acq.n_frames())));
+    }
+    if frames_missing > 0 {
+        notes.push(format!("{frames_missing} of {} frames missing ({}): real products are NaN there, integer products 0; present.npy marks the positions read", acq.n_frames(), missing_files.join(", ")));
+    }
+    let present = acq.present_frames();
     let mrad = options.radius_unit == RadiusUnit::Mrad;
     let probe = if options.center.is_none() || options.bf_radius.is_none() || mrad {
         let mut sum = Pass::new(device, det, n, &[]).await?;
@@ -163,16 +189,12 @@ pub async fn reduce(acq: &Acquisition, files: &dyn FileSet, options: &ReduceOpti
     } else {
         None
     };
-    let sampling = match (mrad, &probe) {
-        (true, Some(p)) => {
-            let alpha = acq.calibration().convergence_mrad.ok_or_else(|| {
-                ReduceError::new("radii in mrad", "need the convergence semi-angle, which the file does not give; give the radii in pixels")
-            })?;
-            Some(alpha / p.radius)
-        }
-        _ => None,
-    };
-    let to_px = |v: f64, what: &str| if mrad { mrad_to_px(v, sampling, what) } else { Ok(v) };
+    if mrad && acq.calibration().convergence_mrad.is_none() {
+        return Err(ReduceError::new("radii in mrad", "need the convergence semi-angle, which the file does not give; give the radii in pixels"));
+    }
+    // Radii in mrad convert with the measured disc (the BF of α mrad is the disc itself).
+    let measured = probe.as_ref().map(|p| p.radius);
+    let to_px = |v: f64, what: &str| if mrad { mrad_to_px(v, detector_sampling(acq.calibration(), measured).map(|s| s.mrad_per_px), what) } else { Ok(v) };
     let center = options.center.or(probe.as_ref().map(|p| p.center)).unwrap_or([0.0; 2]);
     let radius = match options.bf_radius {
         Some(r) => to_px(r, "BF radius")?,
@@ -193,6 +215,15 @@ pub async fn reduce(acq: &Acquisition, files: &dyn FileSet, options: &ReduceOpti
         None => None,
     };
     let mut reals = vec![("mean_dp".to_owned(), det.to_vec(), fused.mean_dp())];
+    let mut fused = fused;
+    // A frame without data has no centre of mass (NaN), not the 0 of an empty frame.
+    for (i, _) in present.iter().enumerate().filter(|(_, p)| !**p) {
+        for c in &mut fused.com_raw {
+            if let Some(v) = c.get_mut(i) {
+                *v = f64::NAN;
+            }
+        }
+    }
     let com = center_of_mass(&fused.com_raw, scan)?;
     reals.push(("com_row_raw".into(), scan.to_vec(), fused.com_raw[0].clone()));
     reals.push(("com_col_raw".into(), scan.to_vec(), fused.com_raw[1].clone()));
@@ -200,25 +231,30 @@ pub async fn reduce(acq: &Acquisition, files: &dyn FileSet, options: &ReduceOpti
     reals.push(("com_col".into(), scan.to_vec(), com.c.clone()));
     let cal = acq.calibration();
     let wavelength = cal.wavelength_a.or_else(|| cal.voltage_kv.map(wavelength_from_kv));
-    let dk = match (cal.convergence_mrad, wavelength) {
-        (Some(alpha), Some(l)) if radius > 0.0 => Some(alpha * 1e-3 / l / radius),
-        _ => None,
-    };
+    let sampling = detector_sampling(cal, (radius > 0.0).then_some(radius));
+    if let Some(w) = sampling.as_ref().and_then(|s| s.warning.clone()) {
+        notes.push(w);
+    }
+    let dk = sampling.as_ref().zip(wavelength).and_then(|(s, l)| s.inv_a_per_px(l));
     let (mut rotation_deg, mut use_transpose) = (None, None);
     match find_rotation(&com, &RotationOptions::default()) {
         Ok(rot) => {
-            let adf_image: Vec<f64> = fused.detector("adf").unwrap_or(&[]).iter().map(|&v| v as f64).collect();
+            let adf_image: Vec<f64> = fused.detector("adf").unwrap_or(&[]).iter().zip(&present).map(|(&v, &p)| if p { v as f64 } else { f64::NAN }).collect();
             let mut deg = rot.fine_deg;
             match (dk, cal.scan_step_a) {
                 (Some(dk), Some(step)) => {
-                    let mut phase = idpc_physical(&com.rotated(deg, rot.transpose), dk, step)?;
-                    if resolve_half_turn(&phase, &adf_image) {
-                        phase.iter_mut().for_each(|v| *v = -*v);
-                        deg += 180.0;
+                    match idpc_physical(&com.rotated(deg, rot.transpose), dk, step) {
+                        Ok(mut phase) => {
+                            if resolve_half_turn(&phase, &adf_image) {
+                                phase.iter_mut().for_each(|v| *v = -*v);
+                                deg += 180.0;
+                            }
+                            reals.push(("idpc".into(), scan.to_vec(), phase));
+                        }
+                        Err(e) => notes.push(format!("idpc: {e}")),
                     }
-                    reals.push(("idpc".into(), scan.to_vec(), phase));
                 }
-                _ => notes.push("idpc: needs the convergence semi-angle, the wavelength (or voltage) and the scan step; not in the file".into()),
+                _ => notes.push("idpc: needs the detector sampling (convergence semi-angle or file geometry), the wavelength (or voltage) and the scan step; not in the file".into()),
             }
             let aligned = com.rotated(deg, rot.transpose);
             reals.push(("dpc_row_aligned".into(), scan.to_vec(), aligned.r));
@@ -240,9 +276,11 @@ pub async fn reduce(acq: &Acquisition, files: &dyn FileSet, options: &ReduceOpti
         integers.push((format!("bin{k}_sum_dp"), shape.to_vec(), b));
     }
     let provenance = acq.provenance(files, &record, None).map_err(|e| ReduceError::new("provenance", e.to_string()))?;
+    let scan_present: Vec<bool> = (0..scan[0] * scan[1]).map(|i| present.get(i).copied().unwrap_or(false)).collect();
     Ok(Products {
         integers,
         reals,
+        present: scan_present,
         record: ReduceRecord {
             center_row_col: center,
             auto_probe: auto,
@@ -251,8 +289,12 @@ pub async fn reduce(acq: &Acquisition, files: &dyn FileSet, options: &ReduceOpti
             detector_pixels: fused.detectors.iter().map(|(n, p, _)| (n.clone(), *p)).collect(),
             rotation_deg,
             use_transpose,
-            sampling_mrad_per_px: sampling,
+            sampling_mrad_per_px: sampling.as_ref().map(|s| s.mrad_per_px),
+            detector_sampling: sampling,
             dk_inv_a_per_px: dk,
+            frames_total: acq.n_frames(),
+            frames_missing,
+            missing_files,
             notes,
             accumulation: "u64 integer sums, u128 centre-of-mass moments, f64 reals".into(),
             device: match device {

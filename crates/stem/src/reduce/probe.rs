@@ -35,3 +35,28 @@ pub fn auto_probe(mean_dp: &[f64], det: [usize; 2]) -> Result<Probe, ReduceError
     }
     Ok(Probe { center: [sr / area as f64, sc / area as f64], radius: (area as f64 / std::f64::consts::PI).sqrt() })
 }
+
+/// Most frames [`sample_probe`] reads: enough that the disc of a small scan is measured from
+/// every frame (then it equals the reduction's), few enough that `stem info` stays quick.
+pub const PROBE_SAMPLE_FRAMES: usize = 256;
+
+/// The probe of the mean of up to `max_frames` present frames spread evenly over `acq` (every
+/// present frame when there are no more), bad pixels zeroed; returns it with the frames read.
+pub fn sample_probe(acq: &crate::load::Acquisition, max_frames: usize) -> Result<(Probe, usize), ReduceError> {
+    let present: Vec<u64> = acq.present_frames().iter().enumerate().filter(|(_, &p)| p).map(|(i, _)| i as u64).collect();
+    let k = present.len().min(max_frames.max(1));
+    if k == 0 {
+        return Err(ReduceError::new("auto_probe", format!("{} has no frame to measure the probe on", acq.master())));
+    }
+    let det = acq.det_shape();
+    let mut sum = vec![0.0; det[0] * det[1]];
+    for i in 0..k {
+        let f = present[i * present.len() / k];
+        let frame = acq.frame_at(f, &crate::load::ReadOptions::default()).map_err(|e| ReduceError::new(acq.master(), e.to_string()))?;
+        for (s, v) in sum.iter_mut().zip(frame.data.to_u64()) {
+            *s += v as f64;
+        }
+    }
+    sum.iter_mut().for_each(|s| *s /= k as f64);
+    Ok((auto_probe(&sum, det)?, k))
+}

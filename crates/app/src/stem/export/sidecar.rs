@@ -173,7 +173,7 @@ impl StemPanel {
         let r = probe.radius;
         let rotation = self.dpc().map(|d| d.rotation);
         let records = self.detector_records();
-        let StemCalibration { convergence_mrad, wavelength_a, scan_step_a } = data.calibration.clone();
+        let StemCalibration { convergence_mrad, wavelength_a, scan_step_a, .. } = data.calibration.clone();
         let record = ReduceRecord {
             center_row_col: probe.center,
             auto_probe: true,
@@ -184,7 +184,11 @@ impl StemPanel {
             rotation_deg: rotation.map(|r| r.degrees),
             use_transpose: rotation.map(|r| r.transpose),
             sampling_mrad_per_px: data.calibration.mrad_per_px(r),
+            detector_sampling: data.calibration.sampling(r),
             dk_inv_a_per_px: data.calibration.dk_inv_a(r),
+            frames_total: data.n_frames() as u64,
+            frames_missing: (0..data.n_frames()).filter(|&i| !data.is_present(i)).count() as u64,
+            missing_files: Vec::new(),
             notes: self.notes().to_vec(),
             accumulation: "u64 integer sums (exact), u128 centre-of-mass moments, f64 means and phases".to_owned(),
             device: self.device().to_owned(),
