@@ -189,3 +189,51 @@ fn a_partial_reduction_leaves_the_missing_frames_out() {
         println!("without {drop:?}: {} frames present, rotation {deg:.2}° (complete {:.2}°), iDPC rows {band:?}", n_present, complete.record.rotation_deg.unwrap());
     }
 }
+
+/// dev_small_master.h5 with `nimages` (u64 at byte 10082, found with h5py's `get_offset`, checked
+/// below) set to `n`.
+fn master_with_nimages(n: u64) -> Vec<u8> {
+    let mut bytes = std::fs::read(dir().join("dev_small_master.h5")).unwrap();
+    assert_eq!(bytes[10082..10090], 256u64.to_le_bytes(), "nimages is where h5py put it");
+    bytes[10082..10090].copy_from_slice(&n.to_le_bytes());
+    bytes
+}
+
+#[test]
+fn an_absurd_frame_count_is_a_named_error() {
+    // nimages = 2⁶⁴ − 1 once panicked with "capacity overflow" and 2⁴⁰ aborted allocating 8 TiB.
+    for n in [u64::MAX, 1 << 40] {
+        let mut set = files_without("dev_small", 3, &[]);
+        set.insert("dev_small_master.h5", scatterlab_hdf5::storage::bytes(master_with_nimages(n)));
+        let e = Acquisition::open(&set, "dev_small_master.h5", &Hints::default()).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("frames declared") && e.contains("exceed the limit"), "nimages {n}: {e}");
+    }
+    // A plausible count above the data (a scan cut short) still opens, the rest missing.
+    let mut set = files_without("dev_small", 3, &[]);
+    set.insert("dev_small_master.h5", scatterlab_hdf5::storage::bytes(master_with_nimages(300)));
+    let acq = Acquisition::open(&set, "dev_small_master.h5", &Hints::default()).unwrap();
+    assert_eq!((acq.n_frames(), acq.n_missing_frames()), (300, 44));
+}
+
+#[test]
+fn an_absurd_calibration_is_ignored_with_a_warning() {
+    // convergence_semiangle (f64 at byte 10158, h5py) = 1e308 once gave an infinite iDPC.
+    let mut bytes = std::fs::read(dir().join("dev_small_master.h5")).unwrap();
+    assert_eq!(bytes[10158..10166], 20.0f64.to_le_bytes(), "convergence_semiangle is where h5py put it");
+    bytes[10158..10166].copy_from_slice(&1e308f64.to_le_bytes());
+    let mut set = files_without("dev_small", 3, &[]);
+    set.insert("dev_small_master.h5", scatterlab_hdf5::storage::bytes(bytes));
+    let acq = Acquisition::open(&set, "dev_small_master.h5", &Hints::default()).unwrap();
+    assert_eq!(acq.calibration().convergence_mrad, None);
+    assert!(acq.warnings().iter().any(|w| w.contains("convergence_semiangle = 1e308 mrad")), "{:?}", acq.warnings());
+    let p = run(&set, &options(false)).unwrap();
+    // The sampling falls back to the file's geometry and says so; every real product is finite.
+    assert_eq!(p.record.detector_sampling.as_ref().map(|s| s.source), Some(scatterlab_stem::sampling::SamplingSource::FileGeometry));
+    for (name, _, values) in &p.reals {
+        assert!(values.iter().all(|v| v.is_finite()), "{name}");
+    }
+    // A hint outside the physical range is ignored the same way.
+    let hints = Hints { convergence_mrad: Some(f64::INFINITY), ..Default::default() };
+    let acq = Acquisition::open(&DirFileSet::new(dir()), "dev_small_master.h5", &hints).unwrap();
+    assert_eq!(acq.calibration().convergence_mrad, None);
+}

@@ -133,20 +133,6 @@ pub(super) fn read_calibration(file: &H5File, hints: &Hints, warnings: &mut Vec<
         description: exists(file, &det("description")).then(|| dataset_string(file, &det("description")).ok()).flatten(),
         from_hints: Vec::new(),
     };
-    // Physical ranges: a value outside is damage or a wrong unit, never used (a semi-angle of
-    // 1e308 mrad once turned into an infinite iDPC).
-    let mut plausible = |v: &mut Option<f64>, name: &str, unit: &str, range: std::ops::RangeInclusive<f64>| {
-        if let Some(x) = *v {
-            if !(x.is_finite() && *range.start() < x && x <= *range.end()) {
-                warnings.push(format!("{}: {name} = {x} {unit} is outside ({}, {}] {unit}; ignored", file.name(), range.start(), range.end()));
-                *v = None;
-            }
-        }
-    };
-    plausible(&mut c.wavelength_a, "incident_wavelength", "Å", 0.0..=1.0);
-    plausible(&mut c.voltage_kv, "voltage", "kV", 0.0..=10_000.0);
-    plausible(&mut c.convergence_mrad, "convergence_semiangle", "mrad", 0.0..=1000.0);
-    plausible(&mut c.scan_step_a, "scan_step", "Å", 0.0..=1e7);
     let mut take = |field: &'static str, given: bool| {
         if given {
             c.from_hints.push(field);
@@ -168,6 +154,20 @@ pub(super) fn read_calibration(file: &H5File, hints: &Hints, warnings: &mut Vec<
     if take("beam_centre_rc", hints.beam_centre_rc.is_some()) {
         c.beam_centre_rc = hints.beam_centre_rc;
     }
+    // Physical ranges: a value outside (from the file or a hint) is damage or a wrong unit, never used (a semi-angle of
+    // 1e308 mrad once turned into an infinite iDPC).
+    let mut plausible = |v: &mut Option<f64>, name: &str, unit: &str, range: std::ops::RangeInclusive<f64>| {
+        if let Some(x) = *v {
+            if !(x.is_finite() && *range.start() < x && x <= *range.end()) {
+                warnings.push(format!("{}: {name} = {x:e} {unit} is outside ({:e}, {:e}] {unit}; ignored", file.name(), range.start(), range.end()));
+                *v = None;
+            }
+        }
+    };
+    plausible(&mut c.wavelength_a, "incident_wavelength", "Å", 0.0..=1.0);
+    plausible(&mut c.voltage_kv, "voltage", "kV", 0.0..=10_000.0);
+    plausible(&mut c.convergence_mrad, "convergence_semiangle", "mrad", 0.0..=1000.0);
+    plausible(&mut c.scan_step_a, "scan_step", "Å", 0.0..=1e7);
     c
 }
 
