@@ -106,6 +106,19 @@ fn browse_shows_the_trees_and_quick_views_read_their_slices() {
     let s = quick_view(&mut harness);
     assert_eq!((s.rows, s.values.as_slice()), (1, &[16.0, 16.0][..]));
     assert!(harness.query_by_label("quick view line").is_some(), "1-D: a line");
+    // Scalars and strings show their value in the inspector, with units (issue 17, item 8).
+    for (path, shown) in [
+        ("/entry/instrument/beam/incident_wavelength", "0.0196874889748088 angstrom"),
+        ("/entry/instrument/detector/beam_center_x", "31.6 pixel"),
+        ("/entry/instrument/detector/count_time", "0.00009 s"),
+        ("/entry/instrument/detector/description", "\"Dectris ARINA-like (synthetic)\""),
+    ] {
+        harness.state_mut().stem.browser.select(1, path);
+        harness.step();
+        let value = harness.state().stem.browser.value().cloned();
+        assert_eq!(value, Some(Ok(shown.to_owned())), "{path}");
+        assert!(harness.query_by_label(shown).is_some(), "{path}: {shown} in the inspector");
+    }
     assert!(harness.state().stem.error().is_none());
 }
 

@@ -68,6 +68,9 @@ pub struct Browser {
     image: ImageView,
     /// A file listed after the frames when the acquisition has no path ([`ExtraFile`]).
     extra: Option<ExtraFile>,
+    /// The selected dataset's value when it is small (a scalar, a string, a few numbers), with
+    /// its units: read once on selection, shown by the inspector.
+    value: Option<Result<String, String>>,
 }
 
 /// What a quick view was read for (file, path, mapping, frames loaded).
@@ -77,7 +80,7 @@ struct ViewKey(usize, String, Mapping, usize);
 impl Default for Browser {
     fn default() -> Self {
         use scatterlab_stem::reduce::colormap::Colormap;
-        Self { files: Vec::new(), selected: None, mapping: None, display: Display::new(Colormap::Viridis, Transform::Linear), origin: None, view: None, image: ImageView::default(), extra: None }
+        Self { files: Vec::new(), selected: None, mapping: None, display: Display::new(Colormap::Viridis, Transform::Linear), origin: None, view: None, image: ImageView::default(), extra: None, value: None }
     }
 }
 
@@ -101,6 +104,7 @@ impl Browser {
             self.selected = None;
             self.mapping = None;
             self.view = None;
+            self.value = None;
             self.origin = Some(origin);
         } else if let Some(f) = self.files.first_mut() {
             f.tree = memory_tree(data);
@@ -138,6 +142,15 @@ impl Browser {
             Some(NodeKind::Dataset(d)) if !d.shape.is_empty() => Some(Mapping::new(&d.shape)),
             _ => None,
         };
+        self.value = self.target().and_then(|(f, path, node)| match (&node.kind, self.files.get(f).and_then(|b| b.source.as_ref())) {
+            (NodeKind::Dataset(d), Some(Source::H5(h5))) => small_value(h5, &path, d, &node.attrs),
+            _ => None,
+        });
+    }
+
+    /// The selected dataset's value when it is small ([`small_value`]).
+    pub fn value(&self) -> Option<&Result<String, String>> {
+        self.value.as_ref()
     }
 
     /// The quick view's slice (reading it if the selection, mapping or loaded frames changed),
@@ -258,4 +271,24 @@ fn open_files(path: &Path) -> Vec<BrowseFile> {
         }
     }
     out
+}
+
+/// Most elements a dataset may have for the inspector to show its value.
+const SMALL_VALUE: u64 = 16;
+
+/// The value of a scalar, string or ≤ [`SMALL_VALUE`]-element dataset, with the `units` (or
+/// `unit`) attribute when there is one: `0.0196875 angstrom`, `[32.3, 31.6] pixel`. `None` for
+/// larger datasets (the quick view shows those).
+fn small_value(h5: &H5File, path: &str, d: &DatasetInfo, attrs: &[scatterlab_hdf5::tree::AttrInfo]) -> Option<Result<String, String>> {
+    if d.shape.iter().product::<u64>() > SMALL_VALUE {
+        return None;
+    }
+    let units = attrs.iter().find(|a| a.name == "units" || a.name == "unit").map(|a| a.value.trim_matches('"').to_owned());
+    let with_units = |v: String| units.as_ref().map_or_else(|| v.clone(), |u| format!("{v} {u}"));
+    let text = match scatterlab_hdf5::values::dataset_numbers(h5, path) {
+        Ok(v) if v.len() == 1 => Ok(with_units(scatterlab_hdf5::values::format_number(v[0]))),
+        Ok(v) => Ok(with_units(format!("[{}]", v.iter().map(|&x| scatterlab_hdf5::values::format_number(x)).collect::<Vec<_>>().join(", ")))),
+        Err(_) => scatterlab_hdf5::values::dataset_string(h5, path).map(|s| format!("{s:?}")).map_err(|e| e.to_string()),
+    };
+    Some(text)
 }

@@ -116,6 +116,9 @@ impl Browser {
                     if let Some(m) = &d.max_shape {
                         row("max shape", m.iter().map(|&v| if v == u64::MAX { "∞".to_owned() } else { v.to_string() }).collect::<Vec<_>>().join(" × "));
                     }
+                    if let Some(v) = &self.value {
+                        row("value", v.clone().unwrap_or_else(|e| format!("cannot read: {e}")));
+                    }
                     row("dtype", format!("{} ({} bytes)", d.dtype, d.element_size));
                     row("layout", layout(&d.layout));
                     let filters = d.filters.iter().map(|f| format!("{} {} {:?}{}", f.id, f.name, f.client_data, if f.supported { "" } else { " (unsupported)" }));
