@@ -4,6 +4,7 @@
 
 use crate::beams::{lab_reciprocal_basis, Cutoff, Hkl, Mat3, Selection};
 use crate::geometry::Optics;
+use crate::limits::{BeamSource, Limits};
 use crate::matrix::{Conventions, MatrixSetup, StructureFactorTable, StructureMatrix};
 use crate::rocking::{rocking_pattern, Rocking};
 use crate::solve::{check_thicknesses, intensities, Solver};
@@ -71,23 +72,39 @@ impl Simulation {
         StructureMatrix::build(beams, table, &setup)
     }
 
-    /// Runs the simulation on structure factors `table` (tabulated out to at least 2·g_solve).
+    /// Runs the simulation on structure factors `table` (tabulated out to at least 2·g_solve),
+    /// within the default [`Limits`].
     pub fn run(&self, table: &dyn StructureFactorTable, method: Method) -> Result<Pattern, BlochError> {
+        self.run_within(table, method, &Limits::default())
+    }
+
+    /// [`Simulation::run`] with every input-derived size (beams per matrix, tilts, thicknesses,
+    /// reported intensities) checked against `limits` before it is allocated.
+    pub fn run_within(&self, table: &dyn StructureFactorTable, method: Method, limits: &Limits) -> Result<Pattern, BlochError> {
         check_thicknesses(&self.thicknesses_a)?;
+        let object = format!("simulation {:?}", self.name);
+        limits.check_series(&object, self.thicknesses_a.len(), self.rocking.as_ref().map_or(1, |r| r.tilt_angles_deg.len()))?;
         if self.absorption && method.solver == Solver::Eigen {
             return Err(BlochError::Numerical {
-                object: format!("simulation {:?}", self.name),
+                object,
                 message: "absorptive structure matrices are not Hermitian: use the expm solver".to_owned(),
             });
         }
         let optics = self.optics(table)?;
         if let Some(rocking) = &self.rocking {
-            return rocking_pattern(self, rocking, table, &optics, method);
+            return rocking_pattern(self, rocking, table, &optics, method, limits);
         }
         let hkl = self.select_beams(table, &optics, &self.orientation, Cutoff::Inclusive)?;
+        limits.check_beams(hkl.len(), &self.beam_source(&object))?;
+        limits.check_intensities(&object, self.thicknesses_a.len(), hkl.len())?;
         let matrix = self.matrix(table, &optics, &self.orientation, &hkl, method.conventions)?;
-        let intensities = intensities(&matrix, &self.thicknesses_a, method.solver, &format!("simulation {:?}", self.name))?;
+        let intensities = intensities(&matrix, &self.thicknesses_a, method.solver, &object)?;
         Ok(Pattern { hkl, intensities })
+    }
+
+    /// What this simulation's beam sets are selected from, for size errors naming `object`.
+    pub fn beam_source<'a>(&'a self, object: &'a str) -> BeamSource<'a> {
+        BeamSource { object, direct: &self.direct, g_solve_inv_a: self.g_solve_inv_a, sg_max_inv_a: self.sg_max_inv_a }
     }
 }
 

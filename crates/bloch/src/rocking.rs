@@ -11,6 +11,7 @@ use scatterlab_core::InputError;
 
 use crate::beams::{tilted_orientations, Cutoff, Hkl};
 use crate::geometry::Optics;
+use crate::limits::Limits;
 use crate::matrix::StructureFactorTable;
 use crate::pattern::{Method, Pattern, Simulation};
 use crate::solve::intensities;
@@ -43,6 +44,7 @@ pub(crate) fn rocking_pattern(
     table: &dyn StructureFactorTable,
     optics: &Optics,
     method: Method,
+    limits: &Limits,
 ) -> Result<Pattern, BlochError> {
     if rocking.tilt_angles_deg.is_empty() {
         return Err(InputError::new(format!("simulation {:?}: tilt angles", simulation.name), "a rocking curve needs at least one tilt").into());
@@ -51,11 +53,21 @@ pub(crate) fn rocking_pattern(
         return Err(InputError::new(format!("simulation {:?}: tilt angles", simulation.name), format!("must be finite (got {bad})")).into());
     }
     let orientations = tilted_orientations(&simulation.orientation, &rocking.tilt_angles_deg);
-    let per_tilt: Vec<Vec<Hkl>> =
-        orientations.iter().map(|o| simulation.select_beams(table, optics, o, Cutoff::Strict)).collect::<Result<_, _>>()?;
+    let mut per_tilt: Vec<Vec<Hkl>> = Vec::with_capacity(orientations.len());
+    for (i, o) in orientations.iter().enumerate() {
+        let beams = simulation.select_beams(table, optics, o, Cutoff::Strict)?;
+        let object = format!("simulation {:?}, tilt {i} ({}°)", simulation.name, rocking.tilt_angles_deg[i]);
+        limits.check_beams(beams.len(), &simulation.beam_source(&object))?;
+        per_tilt.push(beams);
+    }
     let mut union: Vec<Hkl> = per_tilt.iter().flatten().copied().collect();
     union.sort_unstable();
     union.dedup();
+    let object = format!("simulation {:?}", simulation.name);
+    if rocking.coupling == Coupling::Union {
+        limits.check_beams(union.len(), &simulation.beam_source(&format!("{object}, union of the tilts' beams")))?;
+    }
+    limits.check_intensities(&object, simulation.thicknesses_a.len(), union.len())?;
 
     let thicknesses = &simulation.thicknesses_a;
     let mut sums: BTreeMap<Hkl, Vec<f64>> = union.iter().map(|&h| (h, vec![0.0; thicknesses.len()])).collect();

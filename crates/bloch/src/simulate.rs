@@ -16,6 +16,7 @@ use scatterlab_core::InputError;
 use serde::{Deserialize, Serialize};
 
 use crate::beams::{tilt_angles_deg, Hkl, Mat3};
+use crate::limits::Limits;
 use crate::matrix::{Conventions, StructureFactorTable};
 use crate::pattern::{Method, Simulation};
 use crate::rocking::{Coupling, Rocking};
@@ -185,8 +186,13 @@ impl CaseInput {
         self.grid_g_max_inv_a.unwrap_or(2.0 * self.g_solve_inv_a + 0.5)
     }
 
-    /// Runs the case on `crystal` with `method`.
+    /// Runs the case on `crystal` with `method`, within the default [`Limits`].
     pub fn run(&self, crystal: &Crystal, method: Method) -> Result<(Vec<Hkl>, Vec<Vec<f64>>), BlochError> {
+        self.run_within(crystal, method, &Limits::default())
+    }
+
+    /// [`CaseInput::run`] with the structure-factor grid and every simulation size held to `limits`.
+    pub fn run_within(&self, crystal: &Crystal, method: Method, limits: &Limits) -> Result<(Vec<Hkl>, Vec<Vec<f64>>), BlochError> {
         if self.absorption && method.solver == Solver::Eigen {
             return Err(BlochError::Numerical {
                 object: format!("case {:?}", self.id),
@@ -194,8 +200,8 @@ impl CaseInput {
             });
         }
         let simulation = self.simulation(crystal)?;
-        let table = StructureFactors::compute(crystal, self.grid_radius(), self.energy_ev, self.absorption)?;
-        let pattern = simulation.run(&table, method)?;
+        let table = StructureFactors::compute_within(crystal, self.grid_radius(), self.energy_ev, self.absorption, limits)?;
+        let pattern = simulation.run_within(&table, method, limits)?;
         Ok((pattern.hkl, pattern.intensities))
     }
 }
@@ -205,9 +211,15 @@ pub fn parse_cases(text: &str) -> Result<CasesFile, BlochError> {
     serde_json::from_str(text).map_err(|e| InputError::new("cases file", e.to_string()).into())
 }
 
-/// Runs every case of `file`; a failing case (unknown crystal, bad CIF, bad input, eigen on an
-/// absorptive case, …) gets its error and the others still run.
+/// Runs every case of `file` within the default [`Limits`]; a failing case (unknown crystal, bad
+/// CIF, bad input, a size over its limit, eigen on an absorptive case, …) gets its error and the
+/// others still run.
 pub fn simulate(file: &CasesFile, method: Method) -> ResultsFile {
+    simulate_within(file, method, &Limits::default())
+}
+
+/// [`simulate`] with every case held to `limits`.
+pub fn simulate_within(file: &CasesFile, method: Method, limits: &Limits) -> ResultsFile {
     let mut crystals: BTreeMap<&str, Result<Crystal, BlochError>> = BTreeMap::new();
     let cases = file
         .cases
@@ -217,7 +229,7 @@ pub fn simulate(file: &CasesFile, method: Method) -> ResultsFile {
                 Some(entry) => parse_cif(&case.crystal, &entry.cif),
                 None => Err(InputError::new(format!("case {:?}: crystal {:?}", case.id, case.crystal), "not in the file's crystals").into()),
             });
-            let result = crystal.as_ref().map_err(Clone::clone).and_then(|crystal| case.run(crystal, method));
+            let result = crystal.as_ref().map_err(Clone::clone).and_then(|crystal| case.run_within(crystal, method, limits));
             match result {
                 Ok((hkl, intensities)) => CaseOutput { id: case.id.clone(), hkl: Some(hkl), intensities: Some(intensities), error: None },
                 Err(e) => CaseOutput { id: case.id.clone(), hkl: None, intensities: None, error: Some(e.to_string()) },

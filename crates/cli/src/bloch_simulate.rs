@@ -1,26 +1,34 @@
-//! `scatterlab bloch simulate <cases.json> [--solver eigen|expm] [--conventions diffbloch|abtem]
-//! [--device cpu|gpu] --out <results.json>`: every case of a Bloch cases file (the fixture's
-//! format; reference results in it are never read) as `{"cases": [{"id", "hkl", "I"}]}`.
-//! A case that fails gets an `"error"` entry and the others still run; the command then exits
-//! non-zero after writing the file, naming the failed cases.
+//! `scatterlab bloch simulate <cases.json> [--device cpu|gpu] [--solver eigen|expm|taylor]
+//! [--conventions diffbloch|abtem] [--max-beams N] [--max-grid-points N] --out <results.json>`:
+//! every case of a Bloch cases file (the fixture's format; reference results in it are never
+//! read) as `{"solver", "solver_from", "device", "cases": [{"id", "hkl", "I"}]}`.
+//!
+//! The solver follows the device unless the user names one: expm on the CPU (f64), the f32
+//! Taylor propagator on the GPU (the only one its kernel has). A named solver the device cannot
+//! run is an error, never substituted; the file says which solver ran and whether it was asked
+//! for (`solver_from`). A case that fails gets an `"error"` entry and the others still run; the
+//! command then exits non-zero after writing the file, naming the failed cases.
 
 use std::path::Path;
 
 use clap::ValueEnum;
-use scatterlab_bloch::gpu::{simulate_gpu, PropagateGpu};
+use scatterlab_bloch::gpu::{simulate_gpu_within, PropagateGpu};
 use scatterlab_bloch::matrix::Conventions;
 use scatterlab_bloch::pattern::Method;
-use scatterlab_bloch::simulate::{parse_cases, simulate};
+use scatterlab_bloch::simulate::{parse_cases, simulate_within};
 use scatterlab_bloch::solve::Solver;
+use scatterlab_bloch::Limits;
 use scatterlab_core::DeviceKind;
 
 /// `--solver`.
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SolverArg {
-    /// Hermitian eigendecomposition, one per orientation for the whole thickness series (non-absorptive cases only).
+    /// CPU, f64: Hermitian eigendecomposition, one per orientation for the whole thickness series (non-absorptive cases only).
     Eigen,
-    /// Padé-13 scaling-and-squaring matrix exponential per thickness (any case; required with absorption).
+    /// CPU, f64: Padé-13 scaling-and-squaring matrix exponential per thickness (any case; the CPU default).
     Expm,
+    /// GPU, f32: Taylor-series propagation in the WGSL kernel (any case; the GPU default and its only solver).
+    Taylor,
 }
 
 /// `--conventions`.
@@ -32,45 +40,79 @@ pub enum ConventionsArg {
     Abtem,
 }
 
-/// Reads `cases_path`, simulates every case on `device`, writes the results JSON to `out`.
-pub fn run(cases_path: &Path, solver: SolverArg, conventions: ConventionsArg, device: DeviceKind, out: &Path) -> Result<(), String> {
-    let text = std::fs::read_to_string(cases_path).map_err(|e| format!("cannot read {}: {e}", cases_path.display()))?;
-    let file = parse_cases(&text).map_err(|e| format!("{}: {e}", cases_path.display()))?;
-    let method = Method {
-        solver: match solver {
-            SolverArg::Eigen => Solver::Eigen,
-            SolverArg::Expm => Solver::Expm,
-        },
-        conventions: match conventions {
-            ConventionsArg::Diffbloch => Conventions::DiffBloch,
-            ConventionsArg::Abtem => Conventions::Abtem,
-        },
-    };
-    let (json, cases) = match device {
-        DeviceKind::Cpu => {
-            let results = simulate(&file, method);
-            (serde_json::to_value(&results).map_err(|e| e.to_string())?, results.cases)
+/// The command's arguments.
+pub struct Args<'a> {
+    /// The cases file.
+    pub cases: &'a Path,
+    /// `--solver`, when given.
+    pub solver: Option<SolverArg>,
+    /// `--conventions`.
+    pub conventions: ConventionsArg,
+    /// `--device`.
+    pub device: DeviceKind,
+    /// `--max-beams`, `--max-grid-points` (the other limits keep their defaults).
+    pub limits: Limits,
+    /// Where the results go.
+    pub out: &'a Path,
+}
+
+/// The solver that runs on `device`, and where the choice came from (for the results file);
+/// a named solver the device cannot run is an error naming both.
+fn pick_solver(solver: Option<SolverArg>, device: DeviceKind) -> Result<(SolverArg, &'static str), String> {
+    match (solver, device) {
+        (None, DeviceKind::Cpu) => Ok((SolverArg::Expm, "default for --device cpu")),
+        (None, DeviceKind::Gpu) => Ok((SolverArg::Taylor, "default for --device gpu")),
+        (Some(SolverArg::Taylor), DeviceKind::Cpu) => {
+            Err("--solver taylor runs on the GPU only: add --device gpu, or pick eigen or expm for the CPU".to_owned())
         }
-        DeviceKind::Gpu => {
-            // The GPU propagates by f32 Taylor steps (shaders/bloch/propagate.wgsl), whatever
-            // --solver says: the file says so instead of pretending to be eigen or expm.
+        (Some(s @ (SolverArg::Eigen | SolverArg::Expm)), DeviceKind::Gpu) => Err(format!(
+            "--solver {} runs on the CPU only (f64); the GPU propagates by f32 Taylor steps: use --device cpu, or --solver taylor (the GPU default)",
+            if s == SolverArg::Eigen { "eigen" } else { "expm" }
+        )),
+        (Some(s), _) => Ok((s, "--solver")),
+    }
+}
+
+/// Reads the cases file, simulates every case on the device, writes the results JSON.
+pub fn run(args: &Args<'_>) -> Result<(), String> {
+    // Checked before anything is read or a GPU is acquired: a wrong pairing costs nothing.
+    let (solver, solver_from) = pick_solver(args.solver, args.device)?;
+    let text = std::fs::read_to_string(args.cases).map_err(|e| format!("cannot read {}: {e}", args.cases.display()))?;
+    let file = parse_cases(&text).map_err(|e| format!("{}: {e}", args.cases.display()))?;
+    let conventions = match args.conventions {
+        ConventionsArg::Diffbloch => Conventions::DiffBloch,
+        ConventionsArg::Abtem => Conventions::Abtem,
+    };
+    let (json, cases) = match (args.device, solver) {
+        (DeviceKind::Gpu, _) => {
             let ctx = crate::gpu_device::context()?;
             let gpu = pollster::block_on(PropagateGpu::new(&ctx)).map_err(|e| e.to_string())?;
-            let cases = pollster::block_on(simulate_gpu(&file, method.conventions, &gpu));
+            let cases = pollster::block_on(simulate_gpu_within(&file, conventions, &gpu, &args.limits));
             let json = serde_json::json!({
                 "solver": "taylor-f32",
-                "conventions": method.conventions,
+                "solver_from": solver_from,
+                "conventions": conventions,
                 "device": format!("gpu {}", ctx.describe()),
                 "cases": cases,
             });
             (json, cases)
         }
+        (DeviceKind::Cpu, solver) => {
+            let solver = if solver == SolverArg::Eigen { Solver::Eigen } else { Solver::Expm };
+            let results = simulate_within(&file, Method { solver, conventions }, &args.limits);
+            let mut json = serde_json::to_value(&results).map_err(|e| e.to_string())?;
+            if let Some(object) = json.as_object_mut() {
+                object.insert("solver_from".to_owned(), solver_from.into());
+                object.insert("device".to_owned(), "cpu".into());
+            }
+            (json, results.cases)
+        }
     };
-    std::fs::write(out, json.to_string()).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    std::fs::write(args.out, json.to_string()).map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
     let failed: Vec<String> = cases.iter().filter_map(|c| c.error.as_ref().map(|e| format!("{}: {e}", c.id))).collect();
     if failed.is_empty() {
         Ok(())
     } else {
-        Err(format!("{} of {} case(s) failed (results written to {}):\n  {}", failed.len(), cases.len(), out.display(), failed.join("\n  ")))
+        Err(format!("{} of {} case(s) failed (results written to {}):\n  {}", failed.len(), cases.len(), args.out.display(), failed.join("\n  ")))
     }
 }

@@ -1,18 +1,19 @@
 //! `scatterlab refl compute`: every case of a cases file on the chosen device.
-//! A case that fails gets an `"error"` entry; the others still run.
+//! A case that fails (bad input, or a non-finite R) gets an `"error"` entry and the others still
+//! run; the command then exits non-zero after writing the results, listing the failed cases.
 
 use std::path::Path;
 
 use scatterlab_core::{DeviceKind, Provenance};
 use scatterlab_refl::cases::{parse_cases, CaseInput, CaseResult, ResultsFile};
-use scatterlab_refl::{compute, CurveRequest, Engine, ReflError, Stack};
+use scatterlab_refl::{compute_each, CurveRequest, Engine, ReflError, Stack};
 
 /// A case ready for the engine, or why it is not.
 type Prepared = Result<(CaseInput, Stack), ReflError>;
 
 /// Reads `cases_path`, computes on `device`, writes JSON to `out` (or stdout).
 pub fn run(cases_path: &Path, device: DeviceKind, out: Option<&Path>) -> Result<(), String> {
-    let text = std::fs::read_to_string(cases_path).map_err(|e| format!("cannot read {}: {e}", cases_path.display()))?;
+    let text = scatterlab_refl::input::read_file_text(cases_path).map_err(|e| e.to_string())?;
     let parsed = parse_cases(&text).map_err(|e| format!("{}: {e}", cases_path.display()))?;
     let gpu = crate::gpu_device::reflectivity_pipeline(device)?;
     let (engine, backend) = match &gpu {
@@ -37,28 +38,38 @@ pub fn run(cases_path: &Path, device: DeviceKind, out: Option<&Path>) -> Result<
         .filter_map(|p| p.as_ref().ok())
         .map(|(input, stack)| CurveRequest { stack, energy_ev: input.energy_ev, q: &input.q })
         .collect();
-    let mut computed = pollster::block_on(compute(engine, &requests)).map_err(|e| e.to_string())?.into_iter();
+    // A curve whose R is not finite comes back as its own error (the library's output check).
+    let mut computed = pollster::block_on(compute_each(engine, &requests)).map_err(|e| e.to_string())?.into_iter();
 
-    let cases = prepared
+    let cases: Vec<CaseResult> = prepared
         .iter()
         .zip(ids)
-        .map(|(p, id)| match p {
-            Ok(_) => {
-                let r = computed.next().unwrap_or_default();
-                CaseResult { id, r_s: Some(r.r_s), r_p: Some(r.r_p), error: None }
-            }
+        .map(|(p, id)| match p.as_ref().map(|_| computed.next()) {
+            Ok(Some(Ok(r))) => CaseResult { id, r_s: Some(r.r_s), r_p: Some(r.r_p), error: None },
+            Ok(Some(Err(e))) => CaseResult { id, r_s: None, r_p: None, error: Some(e.to_string()) },
+            Ok(None) => CaseResult { id, r_s: None, r_p: None, error: Some("the engine returned no result for this case".to_owned()) },
             Err(e) => CaseResult { id, r_s: None, r_p: None, error: Some(e.to_string()) },
         })
         .collect();
+    let failed: Vec<String> = cases.iter().filter_map(|c| c.error.as_ref().map(|e| format!("case {}: {e}", c.id))).collect();
+    let n_cases = cases.len();
     let accumulation = if gpu.is_some() { "f32" } else { "f64" };
     let provenance = Provenance::new(text.as_bytes(), vec![prepared.len()], "f64", device, &backend, accumulation);
     let results = ResultsFile { device: device.name().to_owned(), backend, cases, provenance };
     let json = serde_json::to_string(&results).map_err(|e| e.to_string())?;
-    match out {
-        Some(path) => std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display())),
+    let written_to = match out {
+        Some(path) => {
+            std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            path.display().to_string()
+        }
         None => {
             println!("{json}");
-            Ok(())
+            "stdout".to_owned()
         }
+    };
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} of {n_cases} case(s) failed (results written to {written_to}):\n  {}", failed.len(), failed.join("\n  ")))
     }
 }

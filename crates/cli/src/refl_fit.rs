@@ -64,9 +64,15 @@ pub struct FitArgs<'a> {
 
 /// Runs the fit and writes the result JSON.
 pub fn run(args: &FitArgs<'_>) -> Result<(), String> {
-    let text = std::fs::read_to_string(args.input).map_err(|e| format!("cannot read {}: {e}", args.input.display()))?;
+    let text = scatterlab_refl::input::read_file_text(args.input).map_err(|e| e.to_string())?;
     let at = |e: scatterlab_refl::ReflError| format!("{}: {e}", args.input.display());
-    let file = if fit::task::is_fit_task(&text) { fit::task::task_to_model(&text).map_err(at)? } else { serde_json::from_str(&text).map_err(|e| format!("{}: {e}", args.input.display()))? };
+    // A file with a JSON syntax error is no fit task by its format: parse_json then reports the
+    // syntax error at its real line and column (not a typo'd key met earlier).
+    let file = if fit::task::is_fit_task(&text) {
+        fit::task::task_to_model(&text).map_err(at)?
+    } else {
+        scatterlab_refl::input::parse_json(&text, "model file").map_err(at)?
+    };
     let model = Model::new(file).map_err(at)?;
     let objective = Objective::new(&model, ObjectiveOptions { log_transform: args.log, roughness_limit: None }).map_err(at)?;
     let gpu = crate::gpu_device::reflectivity_pipeline(args.device)?;
@@ -112,6 +118,13 @@ pub fn run(args: &FitArgs<'_>) -> Result<(), String> {
             }
         }
     };
+    // Never a silent null in the result: χ² and every fitted value must be finite.
+    if !chi2.is_finite() {
+        return Err(format!("{}: the fit ended with a non-finite χ² ({chi2}); the data or the model overflow at the fitted parameters", args.input.display()));
+    }
+    if let Some((name, v)) = names.iter().zip(&x).find(|(_, v)| !v.is_finite()) {
+        return Err(format!("{}: the fit ended with a non-finite value of parameter '{name}' ({v})", args.input.display()));
+    }
     let seconds = start.elapsed().as_secs_f64();
     let out = FitOut {
         parameters: names.into_iter().zip(x.iter().zip(&stderr)).map(|(n, (&value, &stderr))| (n, ParamOut { value, stderr })).collect(),

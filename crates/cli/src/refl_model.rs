@@ -3,6 +3,8 @@
 use std::path::Path;
 
 use scatterlab_core::{DeviceKind, Provenance};
+use scatterlab_refl::input::{parse_json, read_file_text};
+use scatterlab_refl::limits::MAX_Q_POINTS;
 use scatterlab_refl::model::{Model, ModelFile, Polarization};
 use scatterlab_refl::Engine;
 use serde::Serialize;
@@ -30,12 +32,19 @@ struct ModelResults {
     provenance: Provenance,
 }
 
-/// Parses `start:stop:n` into n evenly spaced q values (inclusive ends).
+/// Parses `start:stop:n` into n evenly spaced q values (inclusive ends). n is checked against
+/// [`MAX_Q_POINTS`] before anything is allocated.
 pub fn parse_grid(text: &str) -> Result<Vec<f64>, String> {
     let parts: Vec<&str> = text.split(':').collect();
     let bad = || format!("--q-grid '{text}': expected start:stop:n, e.g. 0.01:0.25:200");
     let [a, b, n] = parts.as_slice() else { return Err(bad()) };
-    let (a, b, n): (f64, f64, usize) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+    let (a, b): (f64, f64) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+    // Parsed as u128 so that 2^64 − 1 and beyond still get the budget message, not "expected …".
+    let n: u128 = n.trim().parse().map_err(|_| bad())?;
+    if n > MAX_Q_POINTS as u128 {
+        return Err(format!("--q-grid '{text}': {n} points is more than the limit of {MAX_Q_POINTS} points per curve"));
+    }
+    let n = n as usize;
     if !(a.is_finite() && b.is_finite() && a < b && n >= 2) {
         return Err(bad());
     }
@@ -44,9 +53,9 @@ pub fn parse_grid(text: &str) -> Result<Vec<f64>, String> {
 
 /// Reads the model, evaluates it on `device`, writes JSON to `out` (or stdout).
 pub fn run(model_path: &Path, grid: Option<&str>, device: DeviceKind, out: Option<&Path>) -> Result<(), String> {
-    let text = std::fs::read_to_string(model_path).map_err(|e| format!("cannot read {}: {e}", model_path.display()))?;
+    let text = read_file_text(model_path).map_err(|e| e.to_string())?;
     let at = |e: scatterlab_refl::ReflError| format!("{}: {e}", model_path.display());
-    let mut file: ModelFile = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", model_path.display()))?;
+    let mut file: ModelFile = parse_json(&text, "model file").map_err(at)?;
     if let Some(grid) = grid {
         let q = parse_grid(grid)?;
         for d in &mut file.datasets {

@@ -1,5 +1,5 @@
 //! `scatterlab refl compute` on the fixture, both devices, against the README's tolerances,
-//! and a broken case that must fail alone.
+//! and a broken case that must fail alone (with a non-zero exit status).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -60,7 +60,15 @@ fn a_bad_case_fails_alone() {
     let bad_thickness = good.replace("\"good\"", "\"negative\"").replace("[0,100,0]", "[0,-5,0]");
     let missing = r#"{"id":"missing","energy_ev":250}"#;
     std::fs::write(&path, format!(r#"{{"cases":[{good},{bad_q},{bad_thickness},{missing}]}}"#)).unwrap();
-    let got = run(&["refl", "compute", path.to_str().unwrap(), "--device", "cpu"]);
+    // Every case is still written, but the command fails (issue 25) and lists the failed cases.
+    let out = Command::new(env!("CARGO_BIN_EXE_scatterlab"))
+        .args(["refl", "compute", path.to_str().unwrap(), "--device", "cpu"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "three of four cases failed: the exit status must say so");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("3 of 4 case(s) failed") && stderr.contains("case bad_q:") && stderr.contains("case missing:"), "{stderr}");
+    let got: Value = serde_json::from_slice(&out.stdout).expect("results JSON on stdout");
     let cases = got["cases"].as_array().unwrap();
     assert_eq!(cases[0]["R_s"].as_array().unwrap().len(), 2);
     assert!(cases[1]["error"].as_str().unwrap().contains("q[1]"), "{}", cases[1]);

@@ -12,6 +12,10 @@ pub enum ReflError {
     /// The GPU backend failed.
     #[error(transparent)]
     Gpu(#[from] GpuError),
+    /// A computed result came out non-finite (an overflow the input ranges could not rule out);
+    /// the error names the curve and the first bad point instead of letting a NaN through.
+    #[error("non-finite result: {0}")]
+    NonFinite(InputError),
     /// A cases/model file could not be read.
     #[error("cannot read {what}: {message}")]
     Format {
@@ -30,8 +34,15 @@ impl ReflError {
 
     /// Prefixes the named object with the index of the curve in a batch.
     pub fn in_curve(self, index: usize) -> Self {
+        self.map_object(|object| format!("curve {index}: {object}"))
+    }
+
+    /// Rewrites the named object of an input or non-finite error (to say where it came from);
+    /// other errors pass unchanged.
+    pub fn map_object(self, rename: impl FnOnce(&str) -> String) -> Self {
         match self {
-            ReflError::Input(e) => ReflError::Input(InputError::new(format!("curve {index}: {}", e.object), e.problem)),
+            ReflError::Input(e) => ReflError::Input(InputError::new(rename(&e.object), e.problem)),
+            ReflError::NonFinite(e) => ReflError::NonFinite(InputError::new(rename(&e.object), e.problem)),
             other => other,
         }
     }

@@ -15,6 +15,8 @@ pub mod general;
 pub mod gpu;
 pub mod gradient;
 pub mod grading;
+pub mod input;
+pub mod limits;
 pub mod materials;
 pub mod model;
 pub mod orso;
@@ -23,7 +25,7 @@ pub mod resolution;
 pub mod stack;
 
 pub use error::ReflError;
-pub use resolution::{compute_smeared, Resolution, SmearedRequest};
+pub use resolution::{compute_smeared, compute_smeared_each, Resolution, SmearedRequest};
 pub use stack::{Layer, Stack};
 
 use scatterlab_core::DeviceKind;
@@ -49,6 +51,25 @@ pub struct Reflectivity {
 }
 
 impl Reflectivity {
+    /// Checks that every R is finite; the error names the first bad point as `q[i]` with its q
+    /// value (from `q`, the curve's grid, when it has one entry per point).
+    pub fn check_finite(&self, q: &[f64]) -> Result<(), ReflError> {
+        let bad = |values: &[f64]| values.iter().position(|r| !r.is_finite());
+        let first =
+            [("R_s", bad(&self.r_s)), ("R_p", bad(&self.r_p))].into_iter().filter_map(|(name, i)| Some((name, i?))).min_by_key(|&(_, i)| i);
+        match first {
+            None => Ok(()),
+            Some((name, i)) => {
+                let value = if name == "R_s" { self.r_s[i] } else { self.r_p[i] };
+                let at = q.get(i).map_or_else(String::new, |q| format!(" at q = {q} Å⁻¹"));
+                Err(ReflError::NonFinite(scatterlab_core::InputError::new(
+                    format!("q[{i}]"),
+                    format!("{name} = {value}{at} is not finite (the stack overflows the engine's arithmetic there)"),
+                )))
+            }
+        }
+    }
+
     /// The anisotropy ratio (R_p − R_s)/(R_p + R_s) per q.
     pub fn anisotropy(&self) -> Vec<f64> {
         self.r_s.iter().zip(&self.r_p).map(|(s, p)| (p - s) / (p + s)).collect()
@@ -75,8 +96,24 @@ impl Engine<'_> {
 }
 
 /// Evaluates every request of a batch on the chosen engine. All inputs are validated first;
-/// the first bad one is reported by name and nothing is computed.
+/// the first bad one is reported by name and nothing is computed. Every result is checked: a
+/// non-finite R is an error naming the curve and its first bad q point, never a silent NaN.
 pub async fn compute(engine: Engine<'_>, requests: &[CurveRequest<'_>]) -> Result<Vec<Reflectivity>, ReflError> {
+    compute_each(engine, requests).await?.into_iter().enumerate().map(|(i, r)| r.map_err(|e| e.in_curve(i))).collect()
+}
+
+/// Like [`compute`], but a curve whose R is not finite fails alone (its entry is the error of
+/// [`Reflectivity::check_finite`]) while the others keep their results. Invalid inputs and
+/// engine failures still fail the whole batch.
+pub async fn compute_each(engine: Engine<'_>, requests: &[CurveRequest<'_>]) -> Result<Vec<Result<Reflectivity, ReflError>>, ReflError> {
+    let results = compute_unchecked_output(engine, requests).await?;
+    // The same check behind both engines: the GPU's f32 can overflow where the CPU's f64 does not.
+    Ok(results.into_iter().zip(requests).map(|(r, request)| r.check_finite(request.q).map(|()| r)).collect())
+}
+
+/// Validates every request and evaluates the batch, leaving the output check to the caller
+/// (resolution smearing checks its folded curves at the nominal q instead of at quadrature nodes).
+pub(crate) async fn compute_unchecked_output(engine: Engine<'_>, requests: &[CurveRequest<'_>]) -> Result<Vec<Reflectivity>, ReflError> {
     for (i, request) in requests.iter().enumerate() {
         request.validate().map_err(|e| e.in_curve(i))?;
     }
@@ -87,12 +124,12 @@ pub async fn compute(engine: Engine<'_>, requests: &[CurveRequest<'_>]) -> Resul
 }
 
 impl CurveRequest<'_> {
-    /// Checks the stack, the energy and every q (0 < q < 2 k0, finite).
+    /// Checks the stack, the energy (within [`limits::MIN_ENERGY_EV`]..[`limits::MAX_ENERGY_EV`]),
+    /// the number of q points (at most [`limits::MAX_Q_POINTS`]) and every q (0 < q < 2 k0, finite).
     pub fn validate(&self) -> Result<(), ReflError> {
         self.stack.validate()?;
-        if !(self.energy_ev.is_finite() && self.energy_ev > 0.0) {
-            return Err(ReflError::input("energy", format!("must be a finite positive number of eV, got {}", self.energy_ev)));
-        }
+        limits::check_energy(|| "energy".to_owned(), self.energy_ev)?;
+        limits::check_count(|| "q".to_owned(), self.q.len(), limits::MAX_Q_POINTS, "points")?;
         let q_max = 2.0 * scatterlab_core::units::photon_k0(self.energy_ev);
         for (i, &q) in self.q.iter().enumerate() {
             if !(q.is_finite() && q > 0.0 && q < q_max) {

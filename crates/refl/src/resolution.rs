@@ -9,7 +9,7 @@
 //! Quadrature nodes that fall at q ≤ 0 are mirrored to |q| (the kernel depends on q² only);
 //! nodes at or beyond 2k0 are an error naming the point.
 
-use crate::{compute, CurveRequest, Engine, ReflError, Reflectivity};
+use crate::{compute_unchecked_output, CurveRequest, Engine, ReflError, Reflectivity};
 
 /// Gauss–Legendre order of the smearing quadrature (refnx's default).
 pub const QUADRATURE_ORDER: usize = 17;
@@ -130,8 +130,18 @@ pub fn expand_nodes(q: &[f64], resolution: &Resolution, energy_ev: f64) -> Resul
 }
 
 /// Smeared reflectivities of a batch: every quadrature node of every curve goes to the engine
-/// in one call (one GPU dispatch), then the nodes are summed with their Gaussian weights.
+/// in one call (one GPU dispatch), then the nodes are summed with their Gaussian weights. A
+/// non-finite smeared R is an error naming the curve and its nominal q point.
 pub async fn compute_smeared(engine: Engine<'_>, requests: &[SmearedRequest<'_>]) -> Result<Vec<Reflectivity>, ReflError> {
+    compute_smeared_each(engine, requests).await?.into_iter().enumerate().map(|(c, r)| r.map_err(|e| e.in_curve(c))).collect()
+}
+
+/// Like [`compute_smeared`], but a curve with a non-finite R fails alone (its entry is the error
+/// naming the first bad nominal q point); invalid inputs and engine failures fail the batch.
+pub async fn compute_smeared_each(
+    engine: Engine<'_>,
+    requests: &[SmearedRequest<'_>],
+) -> Result<Vec<Result<Reflectivity, ReflError>>, ReflError> {
     let mut expanded = Vec::with_capacity(requests.len());
     for (c, request) in requests.iter().enumerate() {
         request.curve.validate().map_err(|e| e.in_curve(c))?;
@@ -143,13 +153,18 @@ pub async fn compute_smeared(engine: Engine<'_>, requests: &[SmearedRequest<'_>]
         .zip(&expanded)
         .map(|(r, (q, _, _))| CurveRequest { stack: r.curve.stack, energy_ev: r.curve.energy_ev, q })
         .collect();
-    let raw_results = compute(engine, &node_requests).await?;
+    let raw_results = compute_unchecked_output(engine, &node_requests).await?;
+    // Checked after folding: a NaN node makes its point NaN, and the point is what the user knows.
     Ok(raw_results
         .into_iter()
         .zip(&expanded)
-        .map(|(r, (_, weights, per_point))| match per_point {
-            1 => r,
-            _ => Reflectivity { r_s: fold(&r.r_s, weights), r_p: fold(&r.r_p, weights) },
+        .zip(requests)
+        .map(|((r, (_, weights, per_point)), request)| {
+            let r = match per_point {
+                1 => r,
+                _ => Reflectivity { r_s: fold(&r.r_s, weights), r_p: fold(&r.r_p, weights) },
+            };
+            r.check_finite(request.curve.q).map(|()| r)
         })
         .collect())
 }

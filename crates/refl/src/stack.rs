@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ReflError;
+use crate::{limits, ReflError};
 
 /// One layer of a stack.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -64,6 +64,7 @@ impl Stack {
         beta_e: &[f64],
     ) -> Result<Self, ReflError> {
         let n = thickness.len();
+        limits::check_count(|| "thickness_A".to_owned(), n, limits::MAX_LAYERS, "layers")?;
         let columns = [("roughness", roughness), ("delta_o", delta_o), ("beta_o", beta_o), ("delta_e", delta_e), ("beta_e", beta_e)];
         for (name, column) in columns {
             if column.len() != n {
@@ -83,22 +84,22 @@ impl Stack {
         Ok(Self { layers })
     }
 
-    /// Checks: at least 2 layers, all numbers finite, thickness and roughness non-negative.
+    /// Checks: 2 to [`MAX_LAYERS`](crate::limits::MAX_LAYERS) layers, and every layer's numbers
+    /// finite and in the physical ranges of [`crate::limits`] (thickness, roughness, δ, β, ε ≠ 0).
+    /// The error names the layer, the field, the value and the limit.
     pub fn validate(&self) -> Result<(), ReflError> {
         if self.layers.len() < 2 {
             return Err(ReflError::input("stack", format!("needs at least 2 layers (fronting and substrate), got {}", self.layers.len())));
         }
+        limits::check_count(|| "stack".to_owned(), self.layers.len(), limits::MAX_LAYERS, "layers")?;
         for (j, layer) in self.layers.iter().enumerate() {
             for (name, value) in layer.fields() {
                 if !value.is_finite() {
                     return Err(ReflError::input(format!("layer {j} {name}"), format!("not a finite number ({value})")));
                 }
             }
-            for (name, value) in [("thickness", layer.thickness), ("roughness", layer.roughness)] {
-                if value < 0.0 {
-                    return Err(ReflError::input(format!("layer {j} {name}"), format!("must be ≥ 0 Å, got {value}")));
-                }
-            }
+            let (delta, beta) = ([layer.delta_o, layer.delta_e], [layer.beta_o, layer.beta_e]);
+            limits::check_layer(&format!("layer {j}"), layer.thickness, layer.roughness, &delta, &beta, &["_o", "_e"])?;
         }
         Ok(())
     }

@@ -5,6 +5,10 @@
 
 use super::{Atom, Cell, Displacement};
 
+/// Smallest V/(abc) of an accepted cell. Real cells have ≥ ~0.3; below 1e-6 the reciprocal
+/// vectors are ~1e6 times longer than the cell's, a numerically degenerate cell.
+pub const MIN_VOLUME_FRACTION: f64 = 1e-6;
+
 /// A 3×3 matrix stored as rows.
 pub type Mat3 = [[f64; 3]; 3];
 
@@ -103,7 +107,8 @@ impl Cell {
     }
 
     /// Checks that lengths are positive and finite, angles lie in (0°, 180°) and the three
-    /// angles span a non-degenerate cell; the message names the offending parameter.
+    /// angles span a non-degenerate cell (V/(abc) ≥ [`MIN_VOLUME_FRACTION`]); the message
+    /// names the offending parameter.
     pub fn validate(&self) -> Result<(), String> {
         for (name, v) in ["a", "b", "c"].iter().zip(self.lengths) {
             if !(v.is_finite() && v > 0.0) {
@@ -115,9 +120,15 @@ impl Cell {
                 return Err(format!("cell angle {name} = {v} (must lie in (0, 180) degrees)"));
             }
         }
+        // V/(abc) is the volume of the unit-edge cell: 1 for right angles, 0 when the three
+        // angles are coplanar (120°/120°/120°, where rounding leaves ~1e-8 instead of 0).
         let volume = self.volume();
-        if !(volume.is_finite() && volume > 0.0) {
-            return Err(format!("cell angles {:?} give no volume", self.angles_deg));
+        let fraction = volume / (self.lengths[0] * self.lengths[1] * self.lengths[2]);
+        if !(volume.is_finite() && fraction.is_finite() && fraction >= MIN_VOLUME_FRACTION) {
+            return Err(format!(
+                "cell angles {:?} give a degenerate cell (volume {volume:.3e} Å³, V/(abc) = {fraction:.3e} < {MIN_VOLUME_FRACTION:e})",
+                self.angles_deg
+            ));
         }
         Ok(())
     }

@@ -8,13 +8,17 @@ mod spacegroups;
 mod symmetry;
 #[cfg(test)]
 mod tests;
+mod validate;
+#[cfg(test)]
+mod validate_tests;
 
-pub use cell::Mat3;
+pub use cell::{Mat3, MIN_VOLUME_FRACTION};
 pub(crate) use cell::{aniso_matrix, congruence};
 pub use cif::{parse_cif, parse_cif_asymmetric};
 pub use sites::{AsymmetricUnit, ImageOf};
 pub use elements::{atomic_number, element_symbol};
 pub use symmetry::{expand_to_p1, wrap_unit, SymOp, DUPLICATE_TOLERANCE_FRAC};
+pub use validate::ADP_EIGENVALUE_TOLERANCE;
 
 /// Unit cell lengths (Å) and angles (degrees), as in CIF `_cell_length_*` / `_cell_angle_*`.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -27,8 +27,3 @@ pub fn operators_for_symbol(symbol: &str) -> Option<&'static [&'static str]> {
 pub fn operators_for_number(number: u16) -> Option<&'static [&'static str]> {
     SPACE_GROUPS.iter().find(|row| row.2 == number).map(|row| row.3)
 }
-
-/// Short symbols of every tabulated group (for error messages).
-pub fn tabulated_symbols() -> Vec<&'static str> {
-    SPACE_GROUPS.iter().map(|row| row.1).collect()
-}

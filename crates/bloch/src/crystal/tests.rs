@@ -105,20 +105,29 @@ fn symmetry_operators_parse_and_bad_ones_are_rejected() {
 }
 
 #[test]
-fn space_group_from_symbol_or_number_when_no_operators() {
+fn without_operators_only_an_explicit_p1_is_accepted() {
     let rock_salt = |sg: &str| {
         format!("{HEADER}{sg}\n{}", sites("Na1 Na 0 0 0 0.01\nCl1 Cl 0.5 0.5 0.5 0.01\n")).replace("5.0", "4.0").replace("6.0", "4.0")
     };
-    for sg in ["_symmetry_space_group_name_H-M 'F m -3 m'", "_space_group_name_H-M_alt Fm-3m", "_space_group_IT_number 225"] {
-        let crystal = parse_cif("nacl", &rock_salt(sg)).expect(sg);
-        assert_eq!(crystal.atoms.len(), 8, "{sg}");
-        assert_eq!(crystal.atoms.iter().filter(|a| a.z == 11).count(), 4, "{sg}");
+    // A symbol or number names several settings: its operators are never assumed (issue 25).
+    for (sg, tag) in [
+        ("_symmetry_space_group_name_H-M 'F m -3 m'", "_symmetry_space_group_name_h-m"),
+        ("_space_group_name_H-M_alt Fm-3m", "_space_group_name_h-m_alt"),
+        ("_space_group_IT_number 225", "_space_group_it_number"),
+        ("_symmetry_space_group_name_H-M 'P 4/n c c'", "_symmetry_space_group_name_h-m"),
+        ("_space_group_name_H-M_alt 'P 1'\n_space_group_IT_number 2", "_space_group_it_number"),
+    ] {
+        let (line, got_tag, message) = cif_error(parse_cif("nacl", &rock_salt(sg)));
+        assert_eq!((line, got_tag.as_str()), (8 + sg.matches('\n').count(), tag), "{sg}: {message}");
+        assert!(message.contains("not listed") && message.contains("_space_group_symop_operation_xyz"), "{sg}: {message}");
     }
-    let (_, tag, message) = cif_error(parse_cif("x", &rock_salt("_symmetry_space_group_name_H-M 'P 4/n c c'")));
-    assert_eq!(tag, "_symmetry_space_group_name_h-m");
-    assert!(message.contains("not in the built-in table"), "{message}");
-    let (_, tag, _) = cif_error(parse_cif("x", &rock_salt("")));
-    assert_eq!(tag, "_space_group_symop_operation_xyz");
+    for sg in ["_space_group_name_H-M_alt 'P 1'", "_symmetry_space_group_name_H-M P1", "_space_group_name_Hall 'P 1'", "_space_group_IT_number 1"] {
+        let crystal = parse_cif("nacl", &rock_salt(sg)).expect(sg);
+        assert_eq!(crystal.atoms.len(), 2, "{sg}");
+    }
+    let (line, tag, message) = cif_error(parse_cif("x", &rock_salt("")));
+    assert_eq!((line, tag.as_str()), (1, "_space_group_symop_operation_xyz"));
+    assert!(message.contains("P 1"), "{message}");
 }
 
 #[test]

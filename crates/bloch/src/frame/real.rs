@@ -13,7 +13,7 @@ use num_complex::Complex64;
 use crate::matrix::{Conventions, StructureMatrix};
 use super::tridiagonal::tridiagonal_intensities;
 use crate::solve::symmetric::symmetric_eigen;
-use crate::solve::{intensities, Solver};
+use crate::solve::{check_propagated, intensities, Solver, FLUX_TOLERANCE};
 use crate::BlochError;
 
 /// A as a real matrix when it is Hermitian with every imaginary part exactly 0, else `None`.
@@ -59,9 +59,15 @@ pub fn eigen_intensities(matrix: &StructureMatrix, thicknesses: &[f64], object: 
         }
     });
     let psi = &vectors * &weights;
-    Ok((0..thicknesses.len())
-        .map(|t| (0..n).map(|b| (psi[(b, 2 * t)] * psi[(b, 2 * t)] + psi[(b, 2 * t + 1)] * psi[(b, 2 * t + 1)]) * (readout[b] * readout[b])).collect())
-        .collect())
+    (0..thicknesses.len())
+        .map(|t| {
+            let modulus: Vec<f64> = (0..n).map(|b| psi[(b, 2 * t)] * psi[(b, 2 * t)] + psi[(b, 2 * t + 1)] * psi[(b, 2 * t + 1)]).collect();
+            let row: Vec<f64> = modulus.iter().zip(&readout).map(|(m, r)| m * (r * r)).collect();
+            // A real symmetric A propagates unitarily: Σ|ψ|² stays c².
+            check_propagated(&row, Some(modulus.iter().sum()), c * c, FLUX_TOLERANCE, object, thicknesses[t])?;
+            Ok(row)
+        })
+        .collect()
 }
 
 /// The fastest forward for `matrix`: the tridiagonal Taylor path ([`tridiagonal_intensities`])

@@ -6,4 +6,4 @@ mod propagate;
 mod simulate;
 
 pub use propagate::{PropagateGpu, PropagationItem, MAX_GPU_BEAMS};
-pub use simulate::{run_gpu, simulate_gpu};
+pub use simulate::{run_gpu, run_gpu_within, simulate_gpu, simulate_gpu_within, GPU_FLUX_TOLERANCE};

@@ -6,6 +6,7 @@
 //! mandatory with absorption). Both give |ψ|² in the conventions the matrix was built in:
 //! diffBloch reads ψ directly, abTEM reads the physical amplitudes M·ψ′ with ψ′(0) = M⁻¹e₀.
 
+pub mod checks;
 pub mod divide_conquer;
 pub mod eigen;
 pub mod expm;
@@ -17,6 +18,7 @@ pub(crate) mod tridiagonal_ql;
 use num_complex::Complex64;
 use scatterlab_core::InputError;
 
+pub use checks::{check_expm_range, check_propagated, check_thicknesses, EXPM_MAX_NORM, FLUX_TOLERANCE, MAX_THICKNESS_A};
 pub use eigen::EigenPropagator;
 pub use expm::{expm, norm1};
 
@@ -46,16 +48,6 @@ impl std::str::FromStr for Solver {
     }
 }
 
-/// Checks a thickness list: finite and ≥ 0 each, naming the offending entry.
-pub fn check_thicknesses(thicknesses: &[f64]) -> Result<(), BlochError> {
-    for (i, &t) in thicknesses.iter().enumerate() {
-        if !(t.is_finite() && t >= 0.0) {
-            return Err(InputError::new(format!("thickness[{i}]"), format!("must be a finite non-negative number of Å (got {t})")).into());
-        }
-    }
-    Ok(())
-}
-
 /// ψ(0) in the matrix's basis: e₀, or M⁻¹e₀ for abTEM's symmetrised amplitudes.
 fn initial_wave(matrix: &StructureMatrix) -> Vec<Complex64> {
     let mut initial = vec![Complex64::new(0.0, 0.0); matrix.hkl.len()];
@@ -78,25 +70,43 @@ fn read_out(matrix: &StructureMatrix, amplitudes: &[Complex64]) -> Vec<f64> {
 }
 
 /// Intensities I[thickness][beam] of `matrix` at `thicknesses` (Å) with `solver`; `object`
-/// names the simulation in errors. The eigen solver on an absorptive matrix is an error.
+/// names the simulation in errors. The eigen solver on an absorptive matrix is an error; so is
+/// expm beyond its accurate range ([`check_expm_range`]) and any row that is not finite or, for a
+/// Hermitian matrix, carries more flux than the incident wave ([`check_propagated`]).
 pub fn intensities(matrix: &StructureMatrix, thicknesses: &[f64], solver: Solver, object: &str) -> Result<Vec<Vec<f64>>, BlochError> {
     check_thicknesses(thicknesses)?;
     let initial = initial_wave(matrix);
+    let incident: f64 = initial.iter().map(|z| z.norm_sqr()).sum();
+    // Σ|ψ|² in the matrix's basis is conserved exactly when A is Hermitian (both conventions).
+    let checked = |t: f64, psi: &[Complex64]| -> Result<Vec<f64>, BlochError> {
+        let row = read_out(matrix, psi);
+        let flux = matrix.hermitian.then(|| psi.iter().map(|z| z.norm_sqr()).sum::<f64>());
+        check_propagated(&row, flux, incident, FLUX_TOLERANCE, object, t)?;
+        Ok(row)
+    };
     match solver {
         Solver::Eigen => {
             let propagator = EigenPropagator::new(matrix, &initial, object)?;
-            Ok(thicknesses.iter().map(|&t| read_out(matrix, &propagator.amplitudes(t))).collect())
+            thicknesses.iter().map(|&t| checked(t, &propagator.amplitudes(t))).collect()
         }
-        Solver::Expm => thicknesses
-            .iter()
-            .map(|&t| {
-                let phase = Complex64::new(0.0, std::f64::consts::PI * t / matrix.k);
-                let transfer = expm(&(&matrix.a * faer::Scale(phase)), object)?;
-                let n = matrix.hkl.len();
-                let psi: Vec<Complex64> = (0..n).map(|i| (0..n).map(|j| transfer[(i, j)] * initial[j]).sum()).collect();
-                Ok(read_out(matrix, &psi))
-            })
-            .collect(),
+        Solver::Expm => {
+            let norm_a = norm1(&matrix.a);
+            let phase_per_a = std::f64::consts::PI / matrix.k;
+            // Every thickness is checked before the first exponential is computed.
+            for &t in thicknesses {
+                check_expm_range(norm_a, phase_per_a, t, object)?;
+            }
+            thicknesses
+                .iter()
+                .map(|&t| {
+                    let phase = Complex64::new(0.0, std::f64::consts::PI * t / matrix.k);
+                    let transfer = expm(&(&matrix.a * faer::Scale(phase)), object)?;
+                    let n = matrix.hkl.len();
+                    let psi: Vec<Complex64> = (0..n).map(|i| (0..n).map(|j| transfer[(i, j)] * initial[j]).sum()).collect();
+                    checked(t, &psi)
+                })
+                .collect()
+        }
     }
 }
 
@@ -133,6 +143,37 @@ mod tests {
                     assert!((row_e.iter().sum::<f64>() - 1.0).abs() < 1e-12);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn expm_out_of_range_is_an_error_where_eigen_stays_exact() {
+        // A structure matrix 1e4 times stronger than the toy's puts ‖(πt/K)·A‖₁ beyond the bound at
+        // 1e5 Å: expm refuses (naming the case and thickness) and the eigen solver stays unitary.
+        let mut matrix = toy_matrix(false, Conventions::DiffBloch);
+        matrix.a = &matrix.a * faer::Scale(Complex64::new(1e4, 0.0));
+        let t = 1e5;
+        assert!(norm1(&matrix.a) * std::f64::consts::PI / matrix.k * t > EXPM_MAX_NORM);
+        let err = intensities(&matrix, &[100.0, t], Solver::Expm, "case X").unwrap_err();
+        assert!(matches!(&err, BlochError::Numerical { object, message } if object == "case X, thickness 100000 Å" && message.contains("eigen")), "{err}");
+        let eigen = intensities(&matrix, &[t], Solver::Eigen, "case X").unwrap();
+        assert!((eigen[0].iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn growing_or_non_finite_results_never_leave_unannounced() {
+        // A matrix marked Hermitian that is not (a gain on the diagonal): the flux grows, so every
+        // thickness past the first is an error naming it rather than Σ I > 1 in the results.
+        let mut matrix = toy_matrix(false, Conventions::DiffBloch);
+        for i in 0..matrix.hkl.len() {
+            matrix.a[(i, i)] -= Complex64::new(0.0, 1e-3);
+        }
+        let err = intensities(&matrix, &[0.0, 400.0], Solver::Expm, "case G").unwrap_err();
+        assert!(err.to_string().contains("case G, thickness 400 Å") && err.to_string().contains("exceeds the incident flux"), "{err}");
+        // Non-finite entries never reach the results (the eigen solver reads one triangle: use the diagonal).
+        matrix.a[(1, 1)] = Complex64::new(f64::NAN, 0.0);
+        for solver in [Solver::Expm, Solver::Eigen] {
+            assert!(intensities(&matrix, &[100.0], solver, "case N").is_err(), "{solver:?}");
         }
     }
 

@@ -14,6 +14,7 @@ pub mod lobato;
 use num_complex::Complex64;
 use scatterlab_core::InputError;
 
+use crate::limits::Limits;
 use crate::{BlochError, Crystal};
 use absorptive::absorptive_curve;
 use atom_terms::{DebyeWallerCache, PhaseTable};
@@ -21,8 +22,6 @@ use lobato::lobato_form_factor;
 
 /// Components of the atom sum below this (Å) are snapped to 0 (diffBloch `zero_threshold`).
 const ZERO_THRESHOLD: f64 = 1e-12;
-/// Largest hkl box (points) a grid may span: ~1 GiB of bookkeeping, far beyond any Bloch run.
-const MAX_GRID_POINTS: i64 = 1 << 27;
 
 /// Structure factors of one crystal on the hkl grid |g| ≤ g_max.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,7 +50,14 @@ fn invalid(crystal: &Crystal, what: &str, problem: String) -> BlochError {
 impl StructureFactors {
     /// F(g) in Å⁻² for every hkl with |g| ≤ `g_max_inv_a` (no other cutoff), for electrons of
     /// `energy_ev` (used only by absorption); `absorption` adds i·f' to every atom's factor.
+    /// The grid is held to the default [`Limits`]; see [`StructureFactors::compute_within`].
     pub fn compute(crystal: &Crystal, g_max_inv_a: f64, energy_ev: f64, absorption: bool) -> Result<Self, BlochError> {
+        Self::compute_within(crystal, g_max_inv_a, energy_ev, absorption, &Limits::default())
+    }
+
+    /// [`StructureFactors::compute`] with the grid's hkl box held to `limits.max_grid_points`
+    /// (checked before anything is allocated).
+    pub fn compute_within(crystal: &Crystal, g_max_inv_a: f64, energy_ev: f64, absorption: bool, limits: &Limits) -> Result<Self, BlochError> {
         if !(g_max_inv_a.is_finite() && g_max_inv_a >= 0.0) {
             return Err(invalid(crystal, "structure-factor g_max", format!("{g_max_inv_a} 1/A (must be finite and >= 0)")));
         }
@@ -78,11 +84,10 @@ impl StructureFactors {
         let reciprocal = cell.reciprocal_matrix();
         let volume = cell.volume();
         let lengths = cell.reciprocal_lengths();
+        // Saturating casts: an absurd ratio becomes i32::MAX, which the grid limit then rejects.
         let half_range = lengths.map(|d| (g_max_inv_a / d).ceil() as i32);
         let sides = half_range.map(|m| 2 * i64::from(m) + 1);
-        if sides.iter().product::<i64>() > MAX_GRID_POINTS {
-            return Err(invalid(crystal, "structure-factor grid", format!("g_max {g_max_inv_a} 1/A needs a {sides:?} hkl box")));
-        }
+        limits.check_grid(sides, &format!("crystal {:?}: structure-factor grid", crystal.name), g_max_inv_a)?;
 
         // The grid in diffBloch's `make_hkl_grid` order, with |g| per entry.
         let mut hkl = Vec::new();

@@ -15,7 +15,7 @@ pub mod task;
 pub use de::{differential_evolution, latin_hypercube, DeOptions, DeResult, Strategy};
 pub use lm::{levenberg_marquardt, LmOptions, LmResult};
 pub use mcmc::{ensemble_sampler, integrated_time, EnsembleSampler, McmcOptions, McmcResult};
-pub use objective::{Objective, ObjectiveOptions};
+pub use objective::{check_point, Objective, ObjectiveOptions};
 
 /// A progress report from a running fit.
 #[derive(Clone, Copy, Debug, PartialEq)]

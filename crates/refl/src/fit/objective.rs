@@ -5,8 +5,32 @@
 //! ((σ_j − f·d)/1 Å)² for every interface whose roughness exceeds f × the thinner adjacent layer.
 //! Fitters see only the free parameters `x` (the model's varying ones, in name order) and their bounds.
 
+use crate::limits::{show, MAX_ABS_DATA_R, MAX_DATA_SIGMA, MIN_DATA_SIGMA};
 use crate::model::{BuiltStack, Model};
 use crate::{Engine, ReflError};
+
+/// Checks one measured point: R finite with |R| ≤ [`MAX_ABS_DATA_R`], dR finite within
+/// [`MIN_DATA_SIGMA`]..[`MAX_DATA_SIGMA`], and R > 0 when fitting log R. Why the bounds: with them
+/// every weighted residual stays below ~1e112, so χ² is finite over any number of points.
+pub fn check_point(object: &str, r: f64, dr: f64, log_transform: bool) -> Result<(), ReflError> {
+    let (r_text, dr_text) = (show(r), show(dr));
+    let problem = if !r.is_finite() {
+        format!("R = {r_text} is not a finite number")
+    } else if r.abs() > MAX_ABS_DATA_R {
+        format!("R = {r_text} is beyond the limit |R| ≤ {MAX_ABS_DATA_R:e}")
+    } else if !dr.is_finite() {
+        format!("dR = {dr_text} is not a finite number")
+    } else if dr < MIN_DATA_SIGMA {
+        format!("dR = {dr_text} is below the limit {MIN_DATA_SIGMA:e} (it must be positive)")
+    } else if dr > MAX_DATA_SIGMA {
+        format!("dR = {dr_text} is above the limit {MAX_DATA_SIGMA:e}")
+    } else if log_transform && r <= 0.0 {
+        format!("R = {r_text}: the log transform needs R > 0")
+    } else {
+        return Ok(());
+    };
+    Err(ReflError::input(object, problem))
+}
 
 /// Options of the objective.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -28,7 +52,9 @@ pub struct Objective<'m> {
 }
 
 impl<'m> Objective<'m> {
-    /// Builds the objective; every dataset needs R and dR (dR > 0, and R > 0 for the log transform).
+    /// Builds the objective; every dataset needs R and dR, each point checked by [`check_point`]
+    /// (finite, |R| ≤ [`MAX_ABS_DATA_R`], [`MIN_DATA_SIGMA`] ≤ dR ≤ [`MAX_DATA_SIGMA`], R > 0 for
+    /// the log transform) so that χ² cannot overflow.
     pub fn new(model: &'m Model, options: ObjectiveOptions) -> Result<Self, ReflError> {
         let mut data = Vec::new();
         for (i, d) in model.datasets().iter().enumerate() {
@@ -37,9 +63,7 @@ impl<'m> Objective<'m> {
                 return Err(ReflError::input(object, "needs R and dR columns to be fitted"));
             };
             for (k, (&ri, &ei)) in r.iter().zip(dr).enumerate() {
-                if !(ri.is_finite() && ei.is_finite() && ei > 0.0) || (options.log_transform && ri <= 0.0) {
-                    return Err(ReflError::input(format!("{object} point {k}"), format!("R = {ri}, dR = {ei}: need finite values, dR > 0 (and R > 0 for the log transform)")));
-                }
+                check_point(&format!("{object} point {k}"), ri, ei, options.log_transform)?;
             }
             data.push((r.to_vec(), dr.to_vec()));
         }

@@ -51,12 +51,17 @@ pub fn energy_tag(energy_ev: f64) -> String {
 
 /// Whether `text` is a fit task (by its `format`).
 pub fn is_fit_task(text: &str) -> bool {
-    serde_json::from_str::<Json>(text).is_ok_and(|v| v.get("format").and_then(Json::as_str) == Some(TASK_FORMAT))
+    // Only `format` is read (the rest skipped unbuilt): no document tree of a large file in memory.
+    #[derive(Deserialize)]
+    struct Head {
+        format: Option<String>,
+    }
+    serde_json::from_str::<Head>(text).is_ok_and(|h| h.format.as_deref() == Some(TASK_FORMAT))
 }
 
 /// Converts a fit task into a model file. Free parameters start at the middle of their bounds.
 pub fn task_to_model(text: &str) -> Result<ModelFile, ReflError> {
-    let task: Task = serde_json::from_str(text).map_err(|e| ReflError::Format { what: "fit task".into(), message: e.to_string() })?;
+    let task: Task = crate::input::parse_json(text, "fit task")?;
     if task.format != TASK_FORMAT {
         return Err(ReflError::input("fit task format", format!("is '{}', expected '{TASK_FORMAT}'", task.format)));
     }

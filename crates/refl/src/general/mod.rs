@@ -33,7 +33,7 @@ pub use terms::ChiLayer;
 use num_complex::Complex64 as C64;
 use serde::{Deserialize, Serialize};
 
-use crate::{ReflError, Stack};
+use crate::{limits, ReflError, Stack};
 
 /// A stack of tensor layers: index 0 is the fronting medium, the last index the substrate
 /// (both semi-infinite), like [`Stack`].
@@ -62,23 +62,22 @@ impl GeneralStack {
         Self { layers: stack.layers.iter().map(TensorLayer::from_uniaxial).collect() }
     }
 
-    /// Checks: at least 2 layers, all numbers finite, thickness and roughness ≥ 0, and a
+    /// Checks: 2 to [`limits::MAX_LAYERS`] layers, all numbers finite and in the physical ranges of
+    /// [`crate::limits`] (thickness, roughness, δ, β, ε ≠ 0 per principal axis), and a
     /// fronting medium that does not couple s and p (its s and p modes define the amplitudes).
     pub fn validate(&self) -> Result<(), ReflError> {
         if self.layers.len() < 2 {
             return Err(ReflError::input("stack", format!("needs at least 2 layers (fronting and substrate), got {}", self.layers.len())));
         }
+        limits::check_count(|| "stack".to_owned(), self.layers.len(), limits::MAX_LAYERS, "layers")?;
         for (j, layer) in self.layers.iter().enumerate() {
             for (name, value) in layer.fields() {
                 if !value.is_finite() {
                     return Err(ReflError::input(format!("layer {j} {name}"), format!("not a finite number ({value})")));
                 }
             }
-            for (name, value) in [("thickness", layer.thickness), ("roughness", layer.roughness)] {
-                if value < 0.0 {
-                    return Err(ReflError::input(format!("layer {j} {name}"), format!("must be ≥ 0 Å, got {value}")));
-                }
-            }
+            let object = format!("layer {j}");
+            limits::check_layer(&object, layer.thickness, layer.roughness, &layer.delta, &layer.beta, &["[a]", "[b]", "[c]"])?;
         }
         if !is_decoupled(&self.layers[0].chi()) {
             return Err(ReflError::input(
@@ -95,11 +94,11 @@ impl GeneralStack {
     }
 }
 
-/// Checks the energy (finite, > 0) and every q (finite, 0 < q < 2k0); returns k0.
+/// Checks the energy (finite, within the limits of [`crate::limits`]), the number of q points
+/// and every q (finite, 0 < q < 2k0); returns k0.
 pub(crate) fn validate_beam(energy_ev: f64, q: &[f64]) -> Result<f64, ReflError> {
-    if !(energy_ev.is_finite() && energy_ev > 0.0) {
-        return Err(ReflError::input("energy", format!("must be a finite positive number of eV, got {energy_ev}")));
-    }
+    limits::check_energy(|| "energy".to_owned(), energy_ev)?;
+    limits::check_count(|| "q".to_owned(), q.len(), limits::MAX_Q_POINTS, "points")?;
     let k0 = scatterlab_core::units::photon_k0(energy_ev);
     for (i, &qi) in q.iter().enumerate() {
         if !(qi.is_finite() && qi > 0.0 && qi < 2.0 * k0) {
@@ -127,5 +126,27 @@ pub fn general_reflectivity(stack: &GeneralStack, energy_ev: f64, q: &[f64]) -> 
         out.r_ps[i] = r[1][0];
         out.r_pp[i] = r[1][1];
     });
+    out.check_finite(q)?;
     Ok(out)
+}
+
+impl GeneralReflectivity {
+    /// Checks that every R is finite; the error names the first bad point as `q[i]` and its q.
+    pub fn check_finite(&self, q: &[f64]) -> Result<(), ReflError> {
+        let channels = [("R_ss", &self.r_ss), ("R_pp", &self.r_pp), ("R_sp", &self.r_sp), ("R_ps", &self.r_ps)];
+        let first = channels
+            .iter()
+            .filter_map(|(name, v)| v.iter().position(|r| !r.is_finite()).map(|i| (i, *name, v[i])))
+            .min_by_key(|&(i, _, _)| i);
+        match first {
+            None => Ok(()),
+            Some((i, name, value)) => {
+                let at = q.get(i).map_or_else(String::new, |q| format!(" at q = {q} Å⁻¹"));
+                Err(ReflError::NonFinite(scatterlab_core::InputError::new(
+                    format!("q[{i}]"),
+                    format!("{name} = {value}{at} is not finite (the stack overflows the engine's arithmetic there)"),
+                )))
+            }
+        }
+    }
 }

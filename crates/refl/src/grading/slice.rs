@@ -26,8 +26,9 @@ use super::{InterfaceShape, SliceOptions};
 use crate::profile::{interface_depths, profile_with_steps, OpticalConstants};
 use crate::{Layer, ReflError, Stack};
 
-/// Refuse options that would make more slabs than this (memory and time guard).
-const MAX_SLABS: f64 = 1.0e7;
+/// Refuse options that would make more slabs than this (memory and time guard): the sliced stack
+/// must still pass [`Stack::validate`], so the budget is the layer limit, checked before slicing.
+const MAX_SLABS: f64 = crate::limits::MAX_LAYERS as f64;
 
 /// A merged window of graded interfaces.
 #[derive(Clone, Copy, Debug)]

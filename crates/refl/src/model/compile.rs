@@ -115,7 +115,14 @@ pub(crate) fn principal_constants(optics: &Optics, nominal_ev: f64, energy_ev: f
         Optics::Vacuum => Ok(([0.0; 3], [0.0; 3])),
         Optics::Compound { compound, density } => {
             let c = compound.optical_constants(energy_ev)?;
-            let ratio = density.get(values) / compound.density_g_cm3;
+            let density = crate::limits::check_range(
+                || format!("{} density", object()),
+                density.get(values),
+                0.0,
+                crate::limits::MAX_MASS_DENSITY_G_CM3,
+                " g/cm³",
+            )?;
+            let ratio = density / compound.density_g_cm3;
             Ok(from(OpticalConstants { delta_o: c.delta_o * ratio, beta_o: c.beta_o * ratio, delta_e: c.delta_e * ratio, beta_e: c.beta_e * ratio }))
         }
         Optics::Table(table) => Ok(from(table.at(energy_ev)?)),
@@ -268,6 +275,7 @@ pub(crate) fn compile(file: &ModelFile) -> Result<Compiled, ReflError> {
     if file.layers.len() < 2 {
         return Err(ReflError::input("model layers", "need at least a fronting medium and a substrate"));
     }
+    crate::limits::check_count(|| "model layers".to_owned(), file.layers.len(), crate::limits::MAX_LAYERS, "layers")?;
     let mut layers = Vec::with_capacity(file.layers.len());
     for (j, l) in file.layers.iter().enumerate() {
         let object = format!("layer {j} '{}'", l.name);
@@ -308,6 +316,7 @@ fn compile_dataset(resolver: &Resolver<'_>, i: usize, d: &DatasetSpec) -> Result
     if d.q.is_empty() {
         return Err(ReflError::input(format!("{object} q"), "is empty"));
     }
+    crate::limits::check_count(|| format!("{object} q"), d.q.len(), crate::limits::MAX_Q_POINTS, "points")?;
     for (name, column) in [("R", &d.r), ("dR", &d.dr), ("dQ", &d.dq)] {
         if let Some(c) = column {
             if c.len() != d.q.len() {

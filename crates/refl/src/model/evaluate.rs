@@ -5,7 +5,7 @@ use super::file::Polarization;
 use super::Model;
 use crate::general::{general_reflectivity, GeneralStack, TensorLayer};
 use crate::resolution::{Resolution, SmearedRequest};
-use crate::{compute_smeared, CurveRequest, Engine, Layer, ReflError, Stack};
+use crate::{compute_smeared, limits, CurveRequest, Engine, Layer, ReflError, Stack};
 
 /// The stack a model gives for one dataset: uniaxial-z (the recursion, CPU or GPU) or general (4×4, CPU).
 #[derive(Clone, Debug, PartialEq)]
@@ -42,13 +42,18 @@ impl Model {
             .get(index)
             .ok_or_else(|| ReflError::input(format!("dataset {index}"), format!("the model has {} datasets", self.compiled.datasets.len())))?;
         self.check_values(values)?;
+        let object = |what: &str| format!("dataset {index} '{}' {what}", d.name);
+        limits::check_range(|| object("scale"), d.scale.get(values), 0.0, limits::MAX_SCALE, "")?;
+        let max_bg = limits::MAX_ABS_BACKGROUND;
+        limits::check_range(|| object("background"), d.background.get(values), -max_bg, max_bg, "")?;
         let energy = d.energy_ev + d.energy_offset.get(values);
         let mut uniaxial = Vec::with_capacity(self.compiled.layers.len());
         let mut general = Vec::with_capacity(self.compiled.layers.len());
         for (j, l) in self.compiled.layers.iter().enumerate() {
             let object = || format!("layer {j} '{}'", l.name);
             let (delta, beta) = principal_constants(&self.compiled.optics[l.optics], d.energy_ev, energy, values, &object)?;
-            let s = l.density_scale.get(values);
+            let density_scale = l.density_scale.get(values);
+            let s = limits::check_range(|| format!("{} density_scale", object()), density_scale, 0.0, limits::MAX_DENSITY_SCALE, "")?;
             let (delta, beta) = (delta.map(|x| x * s), beta.map(|x| x * s));
             let (thickness, roughness) = (l.thickness.get(values), l.roughness.get(values));
             let euler_deg = l.euler_deg.map(|e| e.map(|s| s.get(values))).unwrap_or([0.0; 3]);
@@ -120,13 +125,14 @@ impl Model {
         };
         let mut out = Vec::with_capacity(population.len());
         for (m, values) in population.iter().enumerate() {
-            let curves = (0..n_d)
-                .map(|i| {
-                    let d = &self.compiled.datasets[i];
-                    let (scale, bg) = (d.scale.get(values), d.background.get(values));
-                    raw[m * n_d + i].iter().map(|r| scale * r + bg).collect()
-                })
-                .collect();
+            let mut curves = Vec::with_capacity(n_d);
+            for (i, d) in self.compiled.datasets.iter().enumerate() {
+                let (scale, bg) = (d.scale.get(values), d.background.get(values));
+                let curve: Vec<f64> = raw[m * n_d + i].iter().map(|r| scale * r + bg).collect();
+                let member = |e: ReflError| if population.len() > 1 { e.map_object(|o| format!("member {m} {o}")) } else { e };
+                check_curve(&curve, &d.q, i, &d.name).map_err(member)?;
+                curves.push(curve);
+            }
             out.push(curves);
         }
         Ok(out)
@@ -152,18 +158,14 @@ impl Model {
     /// Rewrites "curve k" (population member × unique dataset) in an engine error as the dataset's name.
     fn name_curve(&self, e: ReflError, unique: &[usize]) -> ReflError {
         let n_u = unique.len().max(1);
-        match e {
-            ReflError::Input(inner) => {
-                let object = inner.object.clone();
-                let renamed = object
-                    .strip_prefix("curve ")
-                    .and_then(|rest| rest.split_once(':'))
-                    .and_then(|(k, tail)| k.parse::<usize>().ok().map(|k| (k, tail.to_string())))
-                    .and_then(|(k, tail)| unique.get(k % n_u).map(|&i| format!("member {} dataset '{}':{tail}", k / n_u, self.compiled.datasets[i].name)));
-                ReflError::input(renamed.unwrap_or(object), inner.problem)
-            }
-            other => other,
-        }
+        e.map_object(|object| {
+            let renamed = object
+                .strip_prefix("curve ")
+                .and_then(|rest| rest.split_once(':'))
+                .and_then(|(k, tail)| k.parse::<usize>().ok().map(|k| (k, tail.to_string())))
+                .and_then(|(k, tail)| unique.get(k % n_u).map(|&i| format!("member {} dataset '{}':{tail}", k / n_u, self.compiled.datasets[i].name)));
+            renamed.unwrap_or_else(|| object.to_owned())
+        })
     }
 
     /// Checks a full parameter vector: right length, finite.
@@ -180,8 +182,20 @@ impl Model {
 
 /// Prefixes an error's object with the dataset it came from.
 pub(crate) fn in_dataset(e: ReflError, index: usize, name: &str) -> ReflError {
-    match e {
-        ReflError::Input(inner) => ReflError::input(format!("dataset {index} '{name}': {}", inner.object), inner.problem),
-        other => other,
+    e.map_object(|object| format!("dataset {index} '{name}': {object}"))
+}
+
+/// Checks a finished model curve (scale and background applied): the first non-finite point is an
+/// error naming the dataset and the q point.
+pub(crate) fn check_curve(curve: &[f64], q: &[f64], index: usize, name: &str) -> Result<(), ReflError> {
+    match curve.iter().position(|r| !r.is_finite()) {
+        None => Ok(()),
+        Some(k) => {
+            let at = q.get(k).map_or_else(String::new, |q| format!(" at q = {q} Å⁻¹"));
+            Err(ReflError::NonFinite(scatterlab_core::InputError::new(
+                format!("dataset {index} '{name}': q[{k}]"),
+                format!("R = {}{at} is not finite", curve[k]),
+            )))
+        }
     }
 }

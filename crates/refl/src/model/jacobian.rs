@@ -9,7 +9,7 @@
 //! Euler angles; their q-offset and resolution-width derivatives are not available yet.
 
 use super::compile::{principal_constants, Optics, Slot};
-use super::evaluate::{in_dataset, BuiltStack};
+use super::evaluate::{check_curve, in_dataset, BuiltStack};
 use super::file::Polarization;
 use super::Model;
 use crate::general::{general_gradient, GeneralParam};
@@ -176,7 +176,14 @@ impl Model {
                     row
                 })
                 .collect();
-            out.curves.push(r.iter().map(|x| scale * x + bg).collect());
+            let curve: Vec<f64> = r.iter().map(|x| scale * x + bg).collect();
+            check_curve(&curve, &d.q, i, &d.name)?;
+            // A non-finite derivative would turn the LM step into NaN without a word.
+            let rows: Vec<Vec<f64>> = rows;
+            for (k, row) in rows.iter().enumerate() {
+                check_curve(row, &d.q, i, &d.name).map_err(|e| e.map_object(|o| format!("{o} ∂R/∂{}", self.compiled.names[wrt[k]])))?;
+            }
+            out.curves.push(curve);
             out.d.push(rows);
         }
         Ok(out)

@@ -50,7 +50,7 @@ pub struct DatasetView<'a> {
 impl Model {
     /// Reads a model from JSON text. Unknown keys are rejected by name; every reference is resolved.
     pub fn from_json(text: &str) -> Result<Model, ReflError> {
-        let file: ModelFile = serde_json::from_str(text).map_err(|e| ReflError::Format { what: "model JSON".into(), message: e.to_string() })?;
+        let file: ModelFile = crate::input::parse_json(text, "model JSON")?;
         Model::new(file)
     }
 

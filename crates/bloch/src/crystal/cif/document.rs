@@ -63,11 +63,6 @@ impl Block {
         })
     }
 
-    /// The first of `tags` that has a non-null value.
-    pub fn first_value<'t>(&self, tags: &[&'t str]) -> Option<(&'t str, &Value)> {
-        tags.iter().find_map(|t| self.value(t).filter(|v| !v.is_null()).map(|v| (*t, v)))
-    }
-
     /// The loop that has `tag` as a column.
     pub fn find_loop(&self, tag: &str) -> Option<&Loop> {
         self.loops.iter().find(|l| l.column(tag).is_some())

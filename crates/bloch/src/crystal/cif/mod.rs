@@ -1,18 +1,23 @@
 //! The CIF reader: one data block → [`Crystal`] expanded to P1.
 //!
 //! Reads the cell, symmetry operators (`_symmetry_equiv_pos_as_xyz` or
-//! `_space_group_symop_operation_xyz`, else the built-in table by H-M symbol or IT number),
-//! atom sites (label, type symbol, fractional coordinates, occupancy, U_iso / B_iso) and the
-//! aniso loop (U_ij or B_ij). Numbers may carry standard uncertainties (`0.1234(5)`).
+//! `_space_group_symop_operation_xyz`; without them only an explicit P1 is accepted, see
+//! [`operators`]), atom sites (label, type symbol, fractional coordinates, occupancy, U_iso /
+//! B_iso) and the aniso loop (U_ij or B_ij). Numbers may carry standard uncertainties
+//! (`0.1234(5)`). Values are validated where they are read, so an error names the tag, the site
+//! and the line: a non-degenerate cell, 0 ≤ occupancy ≤ 1, U_iso ≥ 0, a positive semi-definite
+//! U tensor, at least one site.
 
 mod document;
 mod lexer;
+mod operators;
 
 use document::{parse_document, Block, Loop, Value};
 
 use super::elements::{atomic_number, atomic_number_strict};
-use super::spacegroups::{operators_for_number, operators_for_symbol, tabulated_symbols};
-use super::symmetry::{expand_to_p1, SymOp};
+use super::symmetry::expand_to_p1;
+use super::validate::{check_aniso, check_occupancy, check_u_iso};
+use operators::read_symops;
 use super::sites::AsymmetricUnit;
 use super::{Atom, Cell, Crystal, Displacement};
 use crate::BlochError;
@@ -98,56 +103,16 @@ fn read_cell(block: &Block, errors: &Errors) -> Result<Cell, BlochError> {
     Ok(cell)
 }
 
-fn read_symops(block: &Block, errors: &Errors) -> Result<Vec<SymOp>, BlochError> {
-    for tag in SYMOP_TAGS {
-        let values: Vec<&Value> = match (block.find_loop(tag), block.value(tag)) {
-            (Some(lp), _) => lp.column(tag).map_or(Vec::new(), |c| lp.rows.iter().filter_map(|r| r.get(c)).collect()),
-            // A single operator may be written as a scalar item.
-            (None, Some(v)) => vec![v],
-            (None, None) => continue,
-        };
-        if values.is_empty() {
-            return Err(errors.at(block.line, tag, "symmetry loop has no operators"));
-        }
-        return values.into_iter().map(|v| SymOp::parse(&v.text).map_err(|m| errors.at(v.line, tag, m))).collect();
-    }
-    let table_ops = |ops: &[&str], tag: &str, line: usize| -> Result<Vec<SymOp>, BlochError> {
-        ops.iter().map(|t| SymOp::parse(t).map_err(|m| errors.at(line, tag, m))).collect()
-    };
-    if let Some((tag, v)) = block.first_value(&HM_TAGS) {
-        return match operators_for_symbol(&v.text) {
-            Some(ops) => table_ops(ops, tag, v.line),
-            None => Err(errors.at(
-                v.line,
-                tag,
-                format!(
-                    "space group {:?} is not in the built-in table ({}); give the operators in _space_group_symop_operation_xyz",
-                    v.text,
-                    tabulated_symbols().join(", ")
-                ),
-            )),
-        };
-    }
-    if let Some((tag, v)) = block.first_value(&NUMBER_TAGS) {
-        let number = errors.number(v, tag)?;
-        let ops = (number.fract() == 0.0 && (1.0..=230.0).contains(&number))
-            .then(|| operators_for_number(number as u16))
-            .flatten();
-        return match ops {
-            Some(ops) => table_ops(ops, tag, v.line),
-            None => Err(errors.at(v.line, tag, format!("space group number {number} is not in the built-in table"))),
-        };
-    }
-    Err(errors.at(block.line, SYMOP_TAGS[1], "no symmetry operators and no space-group symbol or number"))
-}
-
 /// One column of the atom-site loop, if present.
 fn column_value<'r>(lp: &Loop, row: &'r [Value], tag: &str) -> Option<&'r Value> {
     lp.column(tag).and_then(|c| row.get(c))
 }
 
+/// One row of the aniso loop: site label, line, the loop's first U (or B) tag, U in CIF order.
+type AnisoRow = (String, usize, &'static str, [f64; 6]);
+
 /// Aniso U (CIF order U11, U22, U33, U12, U13, U23) by site label.
-fn read_aniso(block: &Block, errors: &Errors) -> Result<Vec<(String, usize, [f64; 6])>, BlochError> {
+fn read_aniso(block: &Block, errors: &Errors) -> Result<Vec<AnisoRow>, BlochError> {
     let Some(lp) = block.find_loop("_atom_site_aniso_label") else { return Ok(Vec::new()) };
     let (tags, scale) = if lp.column(ANISO_U[0]).is_some() { (ANISO_U, 1.0) } else { (ANISO_B, B_TO_U) };
     let mut out = Vec::new();
@@ -158,16 +123,20 @@ fn read_aniso(block: &Block, errors: &Errors) -> Result<Vec<(String, usize, [f64
             let v = column_value(lp, row, tag).ok_or_else(|| errors.at(lp.line, tag, "aniso loop lacks this column"))?;
             *slot = errors.number(v, tag)? * scale;
         }
-        out.push((label, row.first().map_or(lp.line, |v| v.line), u));
+        out.push((label, row.first().map_or(lp.line, |v| v.line), tags[0], u));
     }
     Ok(out)
 }
 
-/// Reads the asymmetric-unit sites (before symmetry expansion).
-fn read_sites(block: &Block, errors: &Errors) -> Result<Vec<Atom>, BlochError> {
+/// Reads the asymmetric-unit sites (before symmetry expansion) of a crystal with `cell`,
+/// validating occupancy and displacements where they are read.
+fn read_sites(block: &Block, cell: &Cell, errors: &Errors) -> Result<Vec<Atom>, BlochError> {
     let lp = block
         .find_loop("_atom_site_fract_x")
         .ok_or_else(|| errors.at(block.line, "_atom_site_fract_x", "no atom-site loop with fractional coordinates"))?;
+    if lp.rows.is_empty() {
+        return Err(errors.at(lp.line, "_atom_site_fract_x", "the atom-site loop has no atoms"));
+    }
     let mut aniso = read_aniso(block, errors)?;
     let mut sites = Vec::with_capacity(lp.rows.len());
     for (index, row) in lp.rows.iter().enumerate() {
@@ -185,20 +154,31 @@ fn read_sites(block: &Block, errors: &Errors) -> Result<Vec<Atom>, BlochError> {
             *slot = errors.number(v, tag)?;
         }
         let occupancy = match column_value(lp, row, "_atom_site_occupancy").filter(|v| !v.is_null()) {
-            Some(v) => errors.number(v, "_atom_site_occupancy")?,
+            Some(v) => {
+                let occupancy = errors.number(v, "_atom_site_occupancy")?;
+                check_occupancy(occupancy).map_err(|m| errors.at(v.line, "_atom_site_occupancy", format!("site {label:?}: {m}")))?;
+                occupancy
+            }
             None => 1.0,
         };
         let iso = match (
             column_value(lp, row, "_atom_site_u_iso_or_equiv").filter(|v| !v.is_null()),
             column_value(lp, row, "_atom_site_b_iso_or_equiv").filter(|v| !v.is_null()),
         ) {
-            (Some(v), _) => Some(errors.number(v, "_atom_site_u_iso_or_equiv")?),
-            (None, Some(v)) => Some(errors.number(v, "_atom_site_b_iso_or_equiv")? * B_TO_U),
+            (Some(v), _) => Some((errors.number(v, "_atom_site_u_iso_or_equiv")?, "_atom_site_u_iso_or_equiv", v.line)),
+            (None, Some(v)) => Some((errors.number(v, "_atom_site_b_iso_or_equiv")? * B_TO_U, "_atom_site_b_iso_or_equiv", v.line)),
             (None, None) => None,
         };
-        let displacement = match (aniso.iter().position(|(l, _, _)| *l == label), iso) {
-            (Some(k), _) => Displacement::Aniso(aniso.remove(k).2),
-            (None, Some(u)) => Displacement::Iso(u),
+        let displacement = match (aniso.iter().position(|(l, _, _, _)| *l == label), iso) {
+            (Some(k), _) => {
+                let (_, aniso_line, tag, u) = aniso.remove(k);
+                check_aniso(u, cell).map_err(|m| errors.at(aniso_line, tag, format!("site {label:?}: {m}")))?;
+                Displacement::Aniso(u)
+            }
+            (None, Some((u, tag, u_line))) => {
+                check_u_iso(u).map_err(|m| errors.at(u_line, tag, format!("site {label:?}: {m}")))?;
+                Displacement::Iso(u)
+            }
             (None, None) => {
                 return Err(errors.at(
                     line,
@@ -209,7 +189,7 @@ fn read_sites(block: &Block, errors: &Errors) -> Result<Vec<Atom>, BlochError> {
         };
         sites.push(Atom { label, z, frac, occupancy, displacement });
     }
-    if let Some((label, line, _)) = aniso.first() {
+    if let Some((label, line, _, _)) = aniso.first() {
         return Err(errors.at(*line, "_atom_site_aniso_label", format!("aniso row {label:?} matches no atom site")));
     }
     Ok(sites)
@@ -235,6 +215,6 @@ pub fn parse_cif_asymmetric(name: &str, text: &str) -> Result<AsymmetricUnit, Bl
     let errors = Errors { crystal: &crystal_name };
     let cell = read_cell(block, &errors)?;
     let ops = read_symops(block, &errors)?;
-    let sites = read_sites(block, &errors)?;
+    let sites = read_sites(block, &cell, &errors)?;
     Ok(AsymmetricUnit { name: crystal_name, cell, sites, ops })
 }
