@@ -5,8 +5,9 @@
 //! scatterlab refl fit <task-or-model.json> [--method de|lm|mcmc] [--device cpu|gpu] [--seed N] [--out result.json]
 //! scatterlab refl compute --model <model.json> [--q-grid start:stop:n] --device cpu|gpu [--out results.json]
 //! scatterlab h5 ls <file.h5> [--attrs] [--json]
-//! scatterlab stem info <master.h5> [--strict]
-//! scatterlab stem reduce <master.h5> [--center ROW,COL] [--bf R] [--adf INNER,OUTER] [--mrad] [--bin K] [--device cpu|gpu] --out <dir>
+//! scatterlab stem info <master.h5> [--strict] [--scan ROWS,COLS]
+//! scatterlab stem reduce <master.h5> [--center ROW,COL] [--bf R] [--adf INNER,OUTER] [--mrad] [--bin K] [--allow-missing] [--scan ROWS,COLS] [--device cpu|gpu] --out <dir>
+//! scatterlab stem ssb <master.h5> [--center ROW,COL] [--bf R] [--rotation-deg A] [--transpose] [--C10 NM] [--C12 NM] [--phi12 RAD] [--dk INV_A_PER_PX] [--device cpu] --out <dir>
 //! scatterlab bloch simulate <cases.json> [--solver eigen|expm] [--conventions diffbloch|abtem] [--device cpu|gpu] --out <results.json>
 //! ```
 
@@ -18,7 +19,9 @@ mod refl_fit;
 mod refl_model;
 mod npy;
 mod stem_info;
+mod stem_open;
 mod stem_reduce;
+mod stem_ssb;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -64,15 +67,22 @@ enum BlochCommand {
     Simulate {
         /// Cases file (`crystals` with CIF text, `cases` with energy, orientation, radii, thicknesses).
         cases: PathBuf,
-        /// Propagator: eigen (non-absorptive cases only) or expm (any case).
-        #[arg(long, value_enum, default_value = "expm")]
-        solver: bloch_simulate::SolverArg,
+        /// Propagator [default: expm on cpu, taylor on gpu]. eigen and expm run on the CPU (f64), taylor on the GPU
+        /// (f32); one the device cannot run is an error, never swapped. The results' "solver" and "solver_from" say which ran and why.
+        #[arg(long, value_enum)]
+        solver: Option<bloch_simulate::SolverArg>,
         /// Conventions of the structure matrix and amplitudes.
         #[arg(long, value_enum, default_value = "diffbloch")]
         conventions: bloch_simulate::ConventionsArg,
-        /// Device: cpu (f64). gpu is not available yet and fails (no fallback).
+        /// Device: cpu (f64 eigen/expm) or gpu (f32 Taylor propagation in WGSL, at most 512 beams per matrix). No GPU adapter is an error (no fallback to the CPU).
         #[arg(long, default_value = "cpu")]
         device: DeviceKind,
+        /// Most beams in one structure matrix (the solvers hold ~10 N² complex numbers); a larger beam set is that case's error.
+        #[arg(long, default_value_t = scatterlab_bloch::Limits::default().max_beams)]
+        max_beams: usize,
+        /// Most points of the hkl box of a structure-factor grid (radius 2·g_solve + 0.5); a larger grid is that case's error.
+        #[arg(long, default_value_t = scatterlab_bloch::Limits::default().max_grid_points)]
+        max_grid_points: u64,
         /// Where to write the results JSON.
         #[arg(long)]
         out: PathBuf,
@@ -103,6 +113,9 @@ enum StemCommand {
         /// Fail (non-zero exit) when a data file or the scan shape is missing.
         #[arg(long)]
         strict: bool,
+        /// Scan shape ROWS,COLS when the file does not give it (or to override it).
+        #[arg(long)]
+        scan: Option<String>,
     },
     /// Virtual detectors, sum/mean/max patterns, centre of mass, DPC and iDPC as .npy files plus manifest.json.
     Reduce {
@@ -120,10 +133,55 @@ enum StemCommand {
         /// --bf and --adf are in mrad (converted with the convergence semi-angle over the measured BF radius).
         #[arg(long)]
         mrad: bool,
-        /// Detector bin factor for bin<K>_sum_dp.
+        /// Detector bin factor for bin<K>_sum_dp (≥ 2).
         #[arg(long)]
         bin: Option<usize>,
+        /// Reduce the frames present when data files are missing: real products NaN and integer
+        /// products 0 at the missing positions, present.npy marks the positions read.
+        #[arg(long)]
+        allow_missing: bool,
+        /// Scan shape ROWS,COLS when the file does not give it (or to override it).
+        #[arg(long)]
+        scan: Option<String>,
         /// Device to run the fused pass on (cpu or gpu; no fallback).
+        #[arg(long, default_value = "cpu")]
+        device: DeviceKind,
+        /// Output folder.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Single-sideband ptychography with known aberrations: ssb_object/phase/amplitude .npy plus manifest.json.
+    Ssb {
+        /// The Dectris master file (or a single file with /entry/data/data).
+        master: PathBuf,
+        /// Beam centre ROW,COL in pixels (default: auto probe from the mean pattern).
+        #[arg(long, allow_hyphen_values = true)]
+        center: Option<String>,
+        /// Bright-field radius in pixels (default: auto probe).
+        #[arg(long)]
+        bf: Option<f64>,
+        /// Scan rotation θ in degrees (default: from DPC, θ = −a, half turn by the physical iDPC).
+        #[arg(long, allow_hyphen_values = true)]
+        rotation_deg: Option<f64>,
+        /// The detector is transposed (stored rows are the physical columns).
+        #[arg(long)]
+        transpose: bool,
+        /// Defocus C10 in nm.
+        #[arg(long = "C10", default_value_t = 0.0, allow_hyphen_values = true)]
+        c10: f64,
+        /// Two-fold astigmatism C12 in nm.
+        #[arg(long = "C12", default_value_t = 0.0, allow_hyphen_values = true)]
+        c12: f64,
+        /// Astigmatism angle φ12 in rad.
+        #[arg(long = "phi12", default_value_t = 0.0, allow_hyphen_values = true)]
+        phi12: f64,
+        /// Detector sampling in Å⁻¹ per pixel (default: semi-angle over the BF radius, over λ).
+        #[arg(long)]
+        dk: Option<f64>,
+        /// Scan shape ROWS,COLS when the file does not give it (or to override it).
+        #[arg(long)]
+        scan: Option<String>,
+        /// Device: cpu (f64). gpu is not yet implemented (an error, never a fallback).
         #[arg(long, default_value = "cpu")]
         device: DeviceKind,
         /// Output folder.
@@ -180,13 +238,28 @@ enum ReflCommand {
     },
 }
 
+/// Output piped into `head` and the like: end quietly when the reader goes away, as Unix tools
+/// do, instead of panicking in `println!` with a backtrace (Rust ignores SIGPIPE by default).
+fn quiet_broken_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE at start-up, before any thread exists;
+    // no handler of ours is involved.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
     // Batch work allocates and frees megabytes per step (Bloch tilts, STEM batches): keep them mapped.
     scatterlab_core::process::keep_freed_memory();
+    quiet_broken_pipe();
     let cli = Cli::parse();
     let result = match cli.domain {
         Domain::Refl { command: ReflCommand::Compute { cases, model, q_grid, device, out } } => match (cases, model) {
             (_, Some(model)) => refl_model::run(&model, q_grid.as_deref(), device, out.as_deref()),
+            // clap's `requires = "model"` does not fire next to the cases positional: a flag that
+            // would do nothing in this mode is an error here instead of being ignored.
+            (Some(_), None) if q_grid.is_some() => Err("--q-grid needs --model (a cases file has its own q grids)".to_owned()),
             (Some(cases), None) => refl_compute::run(&cases, device, out.as_deref()),
             (None, None) => Err("give a cases file or --model".to_owned()),
         },
@@ -201,12 +274,16 @@ fn main() -> ExitCode {
             samples: samples.as_deref(),
         }),
         Domain::H5 { command: H5Command::Ls { file, attrs, json } } => h5_ls::run(&file, attrs, json),
-        Domain::Stem { command: StemCommand::Info { master, strict } } => stem_info::run(&master, strict),
-        Domain::Stem { command: StemCommand::Reduce { master, center, bf, adf, mrad, bin, device, out } } => {
-            stem_reduce::run(&stem_reduce::Args { master: &master, center, bf, adf, mrad, bin, device, out: &out })
+        Domain::Stem { command: StemCommand::Info { master, strict, scan } } => stem_info::run(&master, strict, scan.as_deref()),
+        Domain::Stem { command: StemCommand::Reduce { master, center, bf, adf, mrad, bin, allow_missing, scan, device, out } } => {
+            stem_reduce::run(&stem_reduce::Args { master: &master, center, bf, adf, mrad, bin, allow_missing, scan, device, out: &out })
         }
-        Domain::Bloch { command: BlochCommand::Simulate { cases, solver, conventions, device, out } } => {
-            bloch_simulate::run(&cases, solver, conventions, device, &out)
+        Domain::Stem { command: StemCommand::Ssb { master, center, bf, rotation_deg, transpose, c10, c12, phi12, dk, scan, device, out } } => {
+            stem_ssb::run(&stem_ssb::Args { master: &master, center, bf, rotation_deg, transpose, c10, c12, phi12, dk, scan, device, out: &out })
+        }
+        Domain::Bloch { command: BlochCommand::Simulate { cases, solver, conventions, device, max_beams, max_grid_points, out } } => {
+            let limits = scatterlab_bloch::Limits { max_beams, max_grid_points, ..Default::default() };
+            bloch_simulate::run(&bloch_simulate::Args { cases: &cases, solver, conventions, device, limits, out: &out })
         }
     };
     match result {
