@@ -10,6 +10,7 @@ use std::io::Read;
 
 use serde::de::{DeserializeOwned, IgnoredAny};
 
+#[cfg(not(target_arch = "wasm32"))] // only the file reader uses it; wasm reads no files
 use crate::limits::MAX_INPUT_BYTES;
 use crate::ReflError;
 

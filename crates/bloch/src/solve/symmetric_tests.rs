@@ -46,7 +46,7 @@ fn random_symmetric(n: usize, rng: &mut impl Rng) -> Mat<f64> {
 
 #[test]
 fn random_matrices_of_every_merge_shape() {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
+    let mut rng = seeded_rng();
     for n in [1, 2, 3, 5, 31, 32, 33, 64, 65, 100, 127, 200, 315] {
         assert_accurate("random", &random_symmetric(n, &mut rng));
     }
@@ -54,7 +54,7 @@ fn random_matrices_of_every_merge_shape() {
 
 #[test]
 fn repeated_eigenvalues_deflate() {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
+    let mut rng = seeded_rng();
     // Identity, 40-fold eigenvalues in a random basis, and a 4-fold degenerate spectrum (diagonal
     // and rotated).
     assert_accurate("identity", &Mat::<f64>::identity(150, 150));
@@ -72,7 +72,7 @@ fn repeated_eigenvalues_deflate() {
 
 #[test]
 fn decoupled_blocks_and_tiny_couplings() {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
+    let mut rng = seeded_rng();
     let n = 200;
     let mut a = Mat::<f64>::zeros(n, n);
     for (start, len) in [(0, 70), (70, 60), (130, 70)] {
@@ -131,7 +131,7 @@ fn assert_hermitian_accurate(name: &str, a: &Mat<Complex64>) {
 fn hermitian_structures_that_skip_or_shorten_reflectors() {
     // Columns already reduced (τ = 0), already reduced but for a complex phase (τ ≠ 0 with a
     // zero tail), decoupled blocks, and a real matrix, on the small (unblocked) path.
-    let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
+    let mut rng = seeded_rng();
     let n = 24;
     let diagonal = Mat::<Complex64>::from_fn(n, n, |i, j| if i == j { Complex64::new(i as f64 * 0.1 - 1.0, 0.0) } else { Complex64::new(0.0, 0.0) });
     assert_hermitian_accurate("diagonal", &diagonal);
@@ -171,7 +171,7 @@ fn random_hermitian(n: usize, rng: &mut impl Rng) -> Mat<Complex64> {
 #[test]
 fn hermitian_matrices_match_the_definition() {
     // Both sides of the switch between the unblocked and faer's blocked Householder stages.
-    let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
+    let mut rng = seeded_rng();
     let switch = super::SMALL_HERMITIAN_MAX;
     for n in [1, 2, 7, 33, 40, 64, switch, switch + 1, 129] {
         let a = random_hermitian(n, &mut rng);
@@ -200,4 +200,12 @@ fn non_finite_input_is_an_error_or_non_finite_output_never_a_panic() {
             }
         }
     }
+}
+
+/// A fresh random seed per run (printed; `SCATTERLAB_SEED=N` replays a failure), as the other
+/// randomised tests do.
+fn seeded_rng() -> rand::rngs::StdRng {
+    let seed = std::env::var("SCATTERLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random::<u64>);
+    println!("seed {seed} (SCATTERLAB_SEED={seed} replays)");
+    rand::rngs::StdRng::seed_from_u64(seed)
 }
