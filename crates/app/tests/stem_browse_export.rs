@@ -82,6 +82,18 @@ fn browse_shows_the_trees_and_quick_views_read_their_slices() {
     assert!(harness.query_by_label("pixel_mask  64 × 64 u32").is_some());
     assert_eq!(harness.query_all_by_label("data  100 × 64 × 64 u16").count(), 2, "two full data files");
     assert!(harness.query_by_label("data  56 × 64 × 64 u16").is_some(), "the last one");
+    // The root reads "/" (not "//"), and a collapsed group hides what is below it (issue 17, item 9).
+    assert!(harness.query_by_label("//").is_none() && harness.query_all_by_label("/").count() >= 1);
+    harness.state_mut().stem.browser.collapsed.insert((1, "/entry/instrument".to_owned()));
+    harness.step();
+    assert!(harness.query_by_label("pixel_mask  64 × 64 u32").is_none(), "collapsed");
+    harness.state_mut().stem.browser.collapsed.clear();
+    harness.step();
+    assert!(harness.query_by_label("pixel_mask  64 × 64 u32").is_some(), "expanded again");
+    // A constant image gets a range around its value, not a 1e-6 sliver.
+    let display = &harness.state().stem.browser.display;
+    assert_eq!(display.limits_for(&[0.0; 16]), (-0.5, 0.5));
+    assert_eq!(display.limits_for(&[65535.0; 4]), (32767.5, 98302.5));
 
     // An external link shows its target: the second data file's frames, 3-D, frame 7 by slider.
     harness.get_by_label("data_000002  → dev_small_data_000002.h5:/entry/data/data").click();

@@ -77,10 +77,16 @@ impl Display {
             (self.limits[0], self.limits[1])
         };
         if hi > lo {
-            (lo, hi)
-        } else {
-            (lo, lo + lo.abs().max(1.0) * 1e-6)
+            return (lo, hi);
         }
+        // A constant image (a mask of zeros, a flat region): centre the value in a range of its
+        // own size (at least 1), not a sliver of 1e-6 that maps every value to an end colour.
+        let (min, max) = values.iter().filter(|v| v.is_finite()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+        if self.auto && max > min {
+            return (min, max);
+        }
+        let half = 0.5 * lo.abs().max(1.0);
+        (lo - half, lo + half)
     }
 }
 

@@ -71,6 +71,8 @@ pub struct Browser {
     /// The selected dataset's value when it is small (a scalar, a string, a few numbers), with
     /// its units: read once on selection, shown by the inspector.
     value: Option<Result<String, String>>,
+    /// Collapsed groups: (file index, group path). Their descendants are not drawn.
+    pub collapsed: std::collections::HashSet<(usize, String)>,
 }
 
 /// What a quick view was read for (file, path, mapping, frames loaded).
@@ -80,7 +82,7 @@ struct ViewKey(usize, String, Mapping, usize);
 impl Default for Browser {
     fn default() -> Self {
         use scatterlab_stem::reduce::colormap::Colormap;
-        Self { files: Vec::new(), selected: None, mapping: None, display: Display::new(Colormap::Viridis, Transform::Linear), origin: None, view: None, image: ImageView::default(), extra: None, value: None }
+        Self { files: Vec::new(), selected: None, mapping: None, display: Display::new(Colormap::Viridis, Transform::Linear), origin: None, view: None, image: ImageView::default(), extra: None, value: None, collapsed: Default::default() }
     }
 }
 
@@ -105,6 +107,7 @@ impl Browser {
             self.mapping = None;
             self.view = None;
             self.value = None;
+            self.collapsed.clear();
             self.origin = Some(origin);
         } else if let Some(f) = self.files.first_mut() {
             f.tree = memory_tree(data);

@@ -29,6 +29,7 @@ pub fn dims(shape: &[u64]) -> String {
 pub fn summary(node: &Node) -> String {
     let name = node.path.rsplit('/').next().filter(|n| !n.is_empty()).unwrap_or("/");
     match &node.kind {
+        NodeKind::Group { .. } if node.path == "/" => "/".to_owned(),
         NodeKind::Group { .. } => format!("{name}/"),
         NodeKind::Dataset(d) => format!("{name}  {} {}", dims(&d.shape), d.dtype),
         NodeKind::ExternalLink { file, path, resolved } => {
@@ -65,13 +66,27 @@ impl Browser {
 
     fn tree_ui(&mut self, ui: &mut egui::Ui) {
         let mut clicked = None;
+        let mut toggled = None;
         for (i, f) in self.files.iter().enumerate() {
             ui.strong(&f.tree.file);
             for node in &f.tree.nodes {
+                // Hidden below a collapsed group (nodes come in depth-first path order).
+                let inside = |g: &String| if g == "/" { node.path != "/" } else { node.path.starts_with(&format!("{g}/")) };
+                if self.collapsed.iter().any(|(fi, g)| *fi == i && inside(g)) {
+                    continue;
+                }
                 let depth = node.path.matches('/').count().saturating_sub(usize::from(node.path == "/"));
                 let selected = self.selected.as_ref().is_some_and(|(fi, p)| *fi == i && *p == node.path);
                 ui.horizontal(|ui| {
                     ui.add_space(12.0 * depth as f32);
+                    if matches!(node.kind, NodeKind::Group { .. }) {
+                        let key = (i, node.path.clone());
+                        let open = !self.collapsed.contains(&key);
+                        let arrow = ui.add(egui::Button::new(if open { "▾" } else { "▸" }).frame(false)).on_hover_text(if open { "collapse" } else { "expand" });
+                        if arrow.clicked() {
+                            toggled = Some(key);
+                        }
+                    }
                     let text = summary(node);
                     let text = match node.kind {
                         NodeKind::Error { .. } => egui::RichText::new(text).color(ui.visuals().error_fg_color),
@@ -87,6 +102,11 @@ impl Browser {
         }
         if let Some((i, p)) = clicked {
             self.select(i, &p);
+        }
+        if let Some(key) = toggled {
+            if !self.collapsed.remove(&key) {
+                self.collapsed.insert(key);
+            }
         }
     }
 
