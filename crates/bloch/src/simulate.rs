@@ -220,16 +220,25 @@ pub fn simulate(file: &CasesFile, method: Method) -> ResultsFile {
 
 /// [`simulate`] with every case held to `limits`.
 pub fn simulate_within(file: &CasesFile, method: Method, limits: &Limits) -> ResultsFile {
+    simulate_with_progress(file, method, limits, &mut |_, _| {})
+}
+
+/// [`simulate_within`] reporting `(cases done, cases in the file)` after each case, for a
+/// progress bar over long files (rocking cases take seconds each).
+pub fn simulate_with_progress(file: &CasesFile, method: Method, limits: &Limits, progress: &mut dyn FnMut(usize, usize)) -> ResultsFile {
     let mut crystals: BTreeMap<&str, Result<Crystal, BlochError>> = BTreeMap::new();
+    let total = file.cases.len();
     let cases = file
         .cases
         .iter()
-        .map(|case| {
+        .enumerate()
+        .map(|(done, case)| {
             let crystal = crystals.entry(case.crystal.as_str()).or_insert_with(|| match file.crystals.get(&case.crystal) {
                 Some(entry) => parse_cif(&case.crystal, &entry.cif),
                 None => Err(InputError::new(format!("case {:?}: crystal {:?}", case.id, case.crystal), "not in the file's crystals").into()),
             });
             let result = crystal.as_ref().map_err(Clone::clone).and_then(|crystal| case.run_within(crystal, method, limits));
+            progress(done + 1, total);
             match result {
                 Ok((hkl, intensities)) => CaseOutput { id: case.id.clone(), hkl: Some(hkl), intensities: Some(intensities), error: None },
                 Err(e) => CaseOutput { id: case.id.clone(), hkl: None, intensities: None, error: Some(e.to_string()) },

@@ -1,7 +1,9 @@
 //! `scatterlab bloch simulate <cases.json> [--device cpu|gpu] [--solver eigen|expm|taylor]
 //! [--conventions diffbloch|abtem] [--max-beams N] [--max-grid-points N] --out <results.json>`:
 //! every case of a Bloch cases file (the fixture's format; reference results in it are never
-//! read) as `{"solver", "solver_from", "device", "cases": [{"id", "hkl", "I"}]}`.
+//! read) as `{"solver", "solver_from", "device", "cases": [{"id", "hkl", "I", "thicknesses_A",
+//! "g_invA", "Sg_invA", …}]}`; or, with `--cif f.cif --kv … --zone … --thickness …`, one case
+//! built from flags ([`crate::bloch_cif`]) and run the same way.
 //!
 //! The solver follows the device unless the user names one: expm on the CPU (f64), the f32
 //! Taylor propagator on the GPU (the only one its kernel has). A named solver the device cannot
@@ -15,7 +17,7 @@ use clap::ValueEnum;
 use scatterlab_bloch::gpu::{simulate_gpu_within, PropagateGpu};
 use scatterlab_bloch::matrix::Conventions;
 use scatterlab_bloch::pattern::Method;
-use scatterlab_bloch::simulate::{parse_cases, simulate_within};
+use scatterlab_bloch::simulate::{parse_cases, simulate_with_progress, CasesFile};
 use scatterlab_bloch::solve::Solver;
 use scatterlab_bloch::Limits;
 use scatterlab_core::DeviceKind;
@@ -42,8 +44,10 @@ pub enum ConventionsArg {
 
 /// The command's arguments.
 pub struct Args<'a> {
-    /// The cases file.
-    pub cases: &'a Path,
+    /// The cases file (absent with `--cif`).
+    pub cases: Option<&'a Path>,
+    /// `--cif` and the flags of its one case.
+    pub cif: &'a crate::bloch_cif::CifFlags,
     /// `--solver`, when given.
     pub solver: Option<SolverArg>,
     /// `--conventions`.
@@ -73,21 +77,42 @@ fn pick_solver(solver: Option<SolverArg>, device: DeviceKind) -> Result<(SolverA
     }
 }
 
-/// Reads the cases file, simulates every case on the device, writes the results JSON.
+/// The cases to run: the cases file, or the one case of `--cif` and its flags; a mix is an error.
+fn cases(args: &Args<'_>) -> Result<CasesFile, String> {
+    match (args.cases, &args.cif.cif) {
+        (Some(path), None) => {
+            let given = args.cif.given();
+            if !given.is_empty() {
+                return Err(format!("{}: only with --cif (these flags describe its one case; a cases file has its own)", given.join(", ")));
+            }
+            let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            parse_cases(&text).map_err(|e| format!("{}: {e}", path.display()))
+        }
+        (None, Some(cif)) => crate::bloch_cif::cases_from_flags(cif, args.cif),
+        (Some(_), Some(_)) => Err("give a cases file or --cif, not both".to_owned()),
+        (None, None) => Err("give a cases file, or --cif with --kv, --zone and --thickness".to_owned()),
+    }
+}
+
+/// Reads the cases (file or flags), simulates every case on the device, writes the results JSON.
 pub fn run(args: &Args<'_>) -> Result<(), String> {
     // Checked before anything is read or a GPU is acquired: a wrong pairing costs nothing.
     let (solver, solver_from) = pick_solver(args.solver, args.device)?;
-    let text = std::fs::read_to_string(args.cases).map_err(|e| format!("cannot read {}: {e}", args.cases.display()))?;
-    let file = parse_cases(&text).map_err(|e| format!("{}: {e}", args.cases.display()))?;
+    let file = cases(args)?;
+    let start = std::time::Instant::now();
     let conventions = match args.conventions {
         ConventionsArg::Diffbloch => Conventions::DiffBloch,
         ConventionsArg::Abtem => Conventions::Abtem,
     };
-    let (json, cases) = match (args.device, solver) {
+    let (mut json, cases) = match (args.device, solver) {
         (DeviceKind::Gpu, _) => {
             let ctx = crate::gpu_device::context()?;
             let gpu = pollster::block_on(PropagateGpu::new(&ctx)).map_err(|e| e.to_string())?;
+            // The GPU path reports no per-case progress: a spinner says it is working.
+            let bar = crate::progress::Bar::new("bloch simulate", "cases");
+            bar.spin(&format!("{} case(s) on the GPU", file.cases.len()));
             let cases = pollster::block_on(simulate_gpu_within(&file, conventions, &gpu, &args.limits));
+            drop(bar);
             let json = serde_json::json!({
                 "solver": "taylor-f32",
                 "solver_from": solver_from,
@@ -99,7 +124,7 @@ pub fn run(args: &Args<'_>) -> Result<(), String> {
         }
         (DeviceKind::Cpu, solver) => {
             let solver = if solver == SolverArg::Eigen { Solver::Eigen } else { Solver::Expm };
-            let results = simulate_within(&file, Method { solver, conventions }, &args.limits);
+            let results = simulate_with_progress(&file, Method { solver, conventions }, &args.limits, &mut crate::progress::counter("bloch simulate", "cases"));
             let mut json = serde_json::to_value(&results).map_err(|e| e.to_string())?;
             if let Some(object) = json.as_object_mut() {
                 object.insert("solver_from".to_owned(), solver_from.into());
@@ -108,6 +133,17 @@ pub fn run(args: &Args<'_>) -> Result<(), String> {
             (json, results.cases)
         }
     };
+    crate::bloch_geometry::annotate(&file, &mut json["cases"], &args.limits);
+    if let Some(object) = json.as_object_mut() {
+        object.insert("geometry".to_owned(), crate::bloch_geometry::DESCRIPTION.into());
+    }
+    let failed_count = cases.iter().filter(|c| c.error.is_some()).count();
+    crate::progress::summary(&format!(
+        "bloch simulate: {} case(s), {failed_count} failed; {}; {}",
+        cases.len(),
+        crate::progress::seconds(start.elapsed().as_secs_f64()),
+        json["device"].as_str().unwrap_or("?"),
+    ));
     std::fs::write(args.out, json.to_string()).map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
     let failed: Vec<String> = cases.iter().filter_map(|c| c.error.as_ref().map(|e| format!("{}: {e}", c.id))).collect();
     if failed.is_empty() {

@@ -7,10 +7,16 @@
 //! scatterlab h5 ls <file.h5> [--attrs] [--json]
 //! scatterlab stem info <master.h5> [--strict] [--scan ROWS,COLS]
 //! scatterlab stem reduce <master.h5> [--center ROW,COL] [--bf R] [--adf INNER,OUTER] [--mrad] [--bin K] [--allow-missing] [--scan ROWS,COLS] [--device cpu|gpu] --out <dir>
-//! scatterlab stem ssb <master.h5> [--center ROW,COL] [--bf R] [--rotation-deg A] [--transpose] [--C10 NM] [--C12 NM] [--phi12 RAD] [--dk INV_A_PER_PX] [--device cpu] --out <dir>
+//! scatterlab stem ssb <master.h5> [--center ROW,COL] [--bf R] [--rotation-deg A] [--transpose] [--C10 NM] [--C12 NM] [--phi12 RAD] [--dk INV_A_PER_PX] [--fit [--fit-rotation]] [--device cpu] --out <dir>
 //! scatterlab bloch simulate <cases.json> [--solver eigen|expm] [--conventions diffbloch|abtem] [--device cpu|gpu] --out <results.json>
+//! scatterlab bloch simulate --cif <f.cif> --kv KV --zone U,V,W --thickness T1,T2 [--g-max G] [--sg-max S] [--ref H,K,L] [--tilt TX,TY] … --out <results.json>
 //! ```
+//!
+//! Long work draws a progress bar on stderr when it is a terminal; `refl fit` and `bloch
+//! simulate` end with a one-line summary there; the global `--quiet` (`-q`) turns both off.
 
+mod bloch_cif;
+mod bloch_geometry;
 mod bloch_simulate;
 mod gpu_device;
 mod h5_ls;
@@ -18,6 +24,7 @@ mod refl_compute;
 mod refl_fit;
 mod refl_model;
 mod npy;
+mod progress;
 mod stem_info;
 mod stem_open;
 mod stem_reduce;
@@ -33,6 +40,9 @@ use scatterlab_core::DeviceKind;
 #[derive(Parser)]
 #[command(name = "scatterlab", version, about = "GPU-accelerated scattering: reflectivity, 4D-STEM, Bloch waves")]
 struct Cli {
+    /// No progress bars and no summary lines on stderr (bars are drawn only on a terminal anyway); errors still print.
+    #[arg(long, short, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     domain: Domain,
 }
@@ -63,10 +73,14 @@ enum Domain {
 
 #[derive(Subcommand)]
 enum BlochCommand {
-    /// Simulate every case of a cases file (the fixture format): beams and intensities per thickness.
+    /// Simulate every case of a cases file (the fixture format), or one zone-axis case from a CIF
+    /// (--cif with --kv, --zone, --thickness): beams (hkl, lab g, Sg) and intensities per thickness.
     Simulate {
         /// Cases file (`crystals` with CIF text, `cases` with energy, orientation, radii, thicknesses).
-        cases: PathBuf,
+        #[arg(required_unless_present = "cif", conflicts_with = "cif")]
+        cases: Option<PathBuf>,
+        #[command(flatten)]
+        cif: bloch_cif::CifFlags,
         /// Propagator [default: expm on cpu, taylor on gpu]. eigen and expm run on the CPU (f64), taylor on the GPU
         /// (f32); one the device cannot run is an error, never swapped. The results' "solver" and "solver_from" say which ran and why.
         #[arg(long, value_enum)]
@@ -181,6 +195,12 @@ enum StemCommand {
         /// Scan shape ROWS,COLS when the file does not give it (or to override it).
         #[arg(long)]
         scan: Option<String>,
+        /// Fit C10, C12, φ12 from the data (phase-variance objective); --C10/--C12/--phi12 are the start.
+        #[arg(long)]
+        fit: bool,
+        /// With --fit: fit the scan rotation too, from --rotation-deg or the DPC one.
+        #[arg(long, requires = "fit")]
+        fit_rotation: bool,
         /// Device: cpu (f64). gpu is not yet implemented (an error, never a fallback).
         #[arg(long, default_value = "cpu")]
         device: DeviceKind,
@@ -254,6 +274,7 @@ fn main() -> ExitCode {
     scatterlab_core::process::keep_freed_memory();
     quiet_broken_pipe();
     let cli = Cli::parse();
+    progress::set_quiet(cli.quiet);
     let result = match cli.domain {
         Domain::Refl { command: ReflCommand::Compute { cases, model, q_grid, device, out } } => match (cases, model) {
             (_, Some(model)) => refl_model::run(&model, q_grid.as_deref(), device, out.as_deref()),
@@ -278,12 +299,12 @@ fn main() -> ExitCode {
         Domain::Stem { command: StemCommand::Reduce { master, center, bf, adf, mrad, bin, allow_missing, scan, device, out } } => {
             stem_reduce::run(&stem_reduce::Args { master: &master, center, bf, adf, mrad, bin, allow_missing, scan, device, out: &out })
         }
-        Domain::Stem { command: StemCommand::Ssb { master, center, bf, rotation_deg, transpose, c10, c12, phi12, dk, scan, device, out } } => {
-            stem_ssb::run(&stem_ssb::Args { master: &master, center, bf, rotation_deg, transpose, c10, c12, phi12, dk, scan, device, out: &out })
+        Domain::Stem { command: StemCommand::Ssb { master, center, bf, rotation_deg, transpose, c10, c12, phi12, dk, scan, fit, fit_rotation, device, out } } => {
+            stem_ssb::run(&stem_ssb::Args { master: &master, center, bf, rotation_deg, transpose, c10, c12, phi12, dk, scan, fit, fit_rotation, device, out: &out })
         }
-        Domain::Bloch { command: BlochCommand::Simulate { cases, solver, conventions, device, max_beams, max_grid_points, out } } => {
+        Domain::Bloch { command: BlochCommand::Simulate { cases, cif, solver, conventions, device, max_beams, max_grid_points, out } } => {
             let limits = scatterlab_bloch::Limits { max_beams, max_grid_points, ..Default::default() };
-            bloch_simulate::run(&bloch_simulate::Args { cases: &cases, solver, conventions, device, limits, out: &out })
+            bloch_simulate::run(&bloch_simulate::Args { cases: cases.as_deref(), cif: &cif, solver, conventions, device, limits, out: &out })
         }
     };
     match result {

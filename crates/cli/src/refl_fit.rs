@@ -81,24 +81,42 @@ pub fn run(args: &FitArgs<'_>) -> Result<(), String> {
         Some(p) => (Engine::Gpu(p), format!("{} f32 (DE/MCMC batches), cpu f64 (LM)", p.context().describe())),
     };
     let cancel = CancelToken::new();
-    let mut quiet = |_: &fit::FitProgress| {};
+    let mut report = crate::progress::fit("refl fit");
     let start = Instant::now();
     let names: Vec<String> = objective.names().iter().map(|s| s.to_string()).collect();
     let lm_options = LmOptions::default();
+    // LM stops early only when a step no longer improves χ² (its convergence test); reaching
+    // the iteration limit is the other way out.
+    let lm_stop = |r: &fit::LmResult| {
+        if r.iterations >= lm_options.max_iterations {
+            format!("LM stopped at its iteration limit ({})", r.iterations)
+        } else {
+            format!("LM converged in {} iterations", r.iterations)
+        }
+    };
+    let mut stops = Vec::new();
     let (x, stderr, chi2, evaluations, mcmc) = match args.method {
         Method::Lm => {
-            let r = fit::levenberg_marquardt(&objective, &objective.start(), &lm_options, &mut quiet, &cancel).map_err(at)?;
+            let r = fit::levenberg_marquardt(&objective, &objective.start(), &lm_options, &mut report, &cancel).map_err(at)?;
+            stops.push(lm_stop(&r));
             (r.x, r.stderr, r.chi2, r.evaluations, None)
         }
         Method::De | Method::Mcmc => {
-            let de = pollster::block_on(fit::differential_evolution(&objective, engine, &DeOptions { seed: args.seed, ..Default::default() }, None, &mut quiet, &cancel)).map_err(at)?;
-            let lm = fit::levenberg_marquardt(&objective, &de.x, &lm_options, &mut quiet, &cancel).map_err(at)?;
+            let de = pollster::block_on(fit::differential_evolution(&objective, engine, &DeOptions { seed: args.seed, ..Default::default() }, None, &mut report, &cancel)).map_err(at)?;
+            let lm = fit::levenberg_marquardt(&objective, &de.x, &lm_options, &mut report, &cancel).map_err(at)?;
+            stops.push(if de.converged {
+                format!("DE converged in {} generations", de.generations)
+            } else {
+                format!("DE stopped at its generation limit ({})", de.generations)
+            });
+            stops.push(lm_stop(&lm));
             let (x, chi2) = if lm.chi2 <= de.chi2 { (lm.x.clone(), lm.chi2) } else { (de.x.clone(), de.chi2) };
             if args.method == Method::De {
                 (x, lm.stderr, chi2, de.evaluations + lm.evaluations, None)
             } else {
                 let options = McmcOptions { steps: args.steps, burn: args.steps / 4, seed: args.seed, ..Default::default() };
-                let m = pollster::block_on(fit::ensemble_sampler(&objective, engine, &x, &lm.stderr, &options, &mut quiet, &cancel)).map_err(at)?;
+                let m = pollster::block_on(fit::ensemble_sampler(&objective, engine, &x, &lm.stderr, &options, &mut report, &cancel)).map_err(at)?;
+                stops.push(format!("MCMC {} steps, acceptance {:.2}", args.steps, m.acceptance_fraction));
                 if let Some(path) = args.samples {
                     let mut csv = names.join(",") + ",chi2\n";
                     for (s, c) in m.samples.iter().zip(&m.chi2) {
@@ -126,6 +144,19 @@ pub fn run(args: &FitArgs<'_>) -> Result<(), String> {
         return Err(format!("{}: the fit ended with a non-finite value of parameter '{name}' ({v})", args.input.display()));
     }
     let seconds = start.elapsed().as_secs_f64();
+    drop(report); // clears the bar before the summary line
+    let method = match args.method {
+        Method::De => "de + lm",
+        Method::Lm => "lm",
+        Method::Mcmc => "de + lm + mcmc",
+    };
+    let n = objective.n_points();
+    crate::progress::summary(&format!(
+        "refl fit: {method}: χ² = {chi2:.6e} (χ²/N = {:.4}, N = {n}); {}; {evaluations} evaluations; {}; {backend}",
+        chi2 / n.max(1) as f64,
+        stops.join(", "),
+        crate::progress::seconds(seconds),
+    ));
     let out = FitOut {
         parameters: names.into_iter().zip(x.iter().zip(&stderr)).map(|(n, (&value, &stderr))| (n, ParamOut { value, stderr })).collect(),
         chi2,

@@ -65,7 +65,7 @@ pub fn run(a: &Args<'_>) -> Result<(), String> {
         DeviceKind::Gpu => Some(crate::gpu_device::context()?),
     };
     let device = ctx.as_ref().map_or(ReduceDevice::Cpu, ReduceDevice::Gpu);
-    let products = pollster::block_on(reduce(&acq, &files, &options, device, &mut |_, _| {}, &CancelToken::new())).map_err(|e| e.to_string())?;
+    let products = pollster::block_on(reduce(&acq, &files, &options, device, &mut crate::progress::frames("stem reduce"), &CancelToken::new())).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(a.out).map_err(|e| format!("cannot create {}: {e}", a.out.display()))?;
     let mut written = Vec::new();
     for (name, shape, values) in &products.integers {

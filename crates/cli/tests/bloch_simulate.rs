@@ -197,3 +197,111 @@ fn bad_input_is_a_per_case_error_and_a_non_zero_exit() {
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(!run.status.success() && stderr.contains("169 beams") && stderr.contains("limit of 100"), "{stderr}");
 }
+
+/// A scratch copy of one fixture crystal's CIF text.
+fn fixture_cif(crystal: &str) -> PathBuf {
+    let path = scratch(&format!("{crystal}.cif"));
+    std::fs::write(&path, read(&fixture())["crystals"][crystal]["cif"].as_str().unwrap()).unwrap();
+    path
+}
+
+fn run_cli(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_scatterlab")).args(args).output().expect("run scatterlab")
+}
+
+#[test]
+fn a_cif_with_flags_equals_the_same_case_from_a_cases_file() {
+    // Issue 17 item 14. Si-300kV-01 is tilted off [110] (so --ref and --tilt matter) at the
+    // default radii (g 1.6, Sg 0.04); quartz-300kV-06 (hexagonal) names its radii.
+    let reference = read(&fixture());
+    for (index, zone, flags) in [
+        (1, "1,1,0", &["--kv", "300", "--ref", "0,0,1", "--tilt", "1.2,-0.8"][..]),
+        (6, "1,0,0", &["--kv", "300", "--ref", "0,0,1", "--tilt", "0.7,1.9", "--g-max", "1.8", "--sg-max", "0.03"][..]),
+    ] {
+        let case = &reference["cases"][index];
+        let crystal = case["crystal"].as_str().unwrap();
+        let one = scratch(&format!("one-{index}.json"));
+        let crystals = serde_json::json!({ crystal: reference["crystals"][crystal].clone() });
+        std::fs::write(&one, serde_json::json!({ "crystals": crystals, "cases": [case] }).to_string()).unwrap();
+        let (from_file, from_flags) = (scratch(&format!("from-file-{index}.json")), scratch(&format!("from-flags-{index}.json")));
+        let run = run_cli(&["bloch", "simulate", one.to_str().unwrap(), "--out", from_file.to_str().unwrap()]);
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        let cif = fixture_cif(crystal);
+        let mut args = vec!["bloch", "simulate", "--cif", cif.to_str().unwrap(), "--zone", zone, "--thickness", "50,100,200,400,800"];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--out", from_flags.to_str().unwrap()]);
+        let run = run_cli(&args);
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        let (a, b) = (&read(&from_file)["cases"][0], &read(&from_flags)["cases"][0]);
+        assert_eq!(a["hkl"], b["hkl"], "case {index}");
+        assert_eq!(a["thicknesses_A"], b["thicknesses_A"]);
+        assert_eq!(b["thicknesses_A"], case["thicknesses_A"]);
+        // The flags' orientation is the fixture's (built the same way), so the numbers agree to rounding.
+        let close = |x: &Value, y: &Value, tol: f64| {
+            let (x, y) = (x.as_array().unwrap(), y.as_array().unwrap());
+            assert_eq!(x.len(), y.len());
+            for (u, v) in x.iter().zip(y) {
+                match (u.as_f64(), v.as_f64()) {
+                    (Some(u), Some(v)) => assert!((u - v).abs() <= tol, "case {index}: {u} vs {v}"),
+                    _ => for (p, q) in u.as_array().unwrap().iter().zip(v.as_array().unwrap()) {
+                        assert!((p.as_f64().unwrap() - q.as_f64().unwrap()).abs() <= tol, "case {index}: {p} vs {q}");
+                    },
+                }
+            }
+        };
+        close(&a["orientation"], &b["orientation"], 1e-12);
+        close(&b["orientation"], &case["orientation"], 1e-12);
+        close(&a["I"], &b["I"], 1e-9);
+        close(&a["g_invA"], &b["g_invA"], 1e-12);
+        close(&a["Sg_invA"], &b["Sg_invA"], 1e-12);
+        assert!(max_error(b, case) <= 1e-6, "case {index}");
+        // g and Sg beside I are the fixture's, beam by beam.
+        let hkl = b["hkl"].as_array().unwrap();
+        for (k, h) in case["beams"]["hkl"].as_array().unwrap().iter().enumerate() {
+            let i = hkl.iter().position(|x| x == h).unwrap();
+            let sg = (b["Sg_invA"][i].as_f64().unwrap() - case["beams"]["Sg"][k].as_f64().unwrap()).abs();
+            let g = (0..3).map(|j| (b["g_invA"][i][j].as_f64().unwrap() - case["beams"]["g_lab"][k][j].as_f64().unwrap()).abs()).fold(0.0, f64::max);
+            assert!(sg <= 1e-8 && g <= 1e-7, "case {index} beam {h}: ΔSg {sg:e}, Δg {g:e}");
+        }
+    }
+}
+
+#[test]
+fn flags_that_make_no_sense_are_named_errors() {
+    let cif = fixture_cif("Si");
+    let cif = cif.to_str().unwrap();
+    let cases = fixture();
+    let cases = cases.to_str().unwrap();
+    let out = scratch("bad-flags.json");
+    let out = out.to_str().unwrap();
+    let case = ["--kv", "200", "--zone", "1,1,0", "--thickness", "100"];
+    for (args, want) in [
+        (vec![cases, "--cif", cif], "cannot be used with"),
+        (vec![cases, "--kv", "200", "--g-max", "2"], "--kv, --g-max: only with --cif"),
+        (vec!["--kv", "200"], "<CASES>"),
+        (vec!["--cif", cif, "--kv", "200"], "--cif needs --zone, --thickness"),
+        (vec!["--cif", cif, "--kv", "200", "--zone", "1,1", "--thickness", "100"], "--zone: expected three integers"),
+        (vec!["--cif", cif, "--kv", "200", "--zone", "0,0,0", "--thickness", "100"], "--zone: the zone axis must not be 0,0,0"),
+        (vec!["--cif", cif, "--kv", "-200", "--zone", "1,1,0", "--thickness", "100"], "--kv: the accelerating voltage must be a positive"),
+        (vec!["--cif", cif, "--kv", "200", "--zone", "1,1,0", "--thickness", "100,-5"], "--thickness: every thickness must be a positive"),
+        (vec!["--cif", cif, "--kv", "200", "--zone", "1,1,0", "--thickness", "100,x"], "invalid value 'x' for '--thickness"),
+        (vec!["--cif", cif, "--kv", "200", "--zone", "1,1,0", "--ref", "2,2,0", "--thickness", "100"], "--ref [2, 2, 0]: parallel to the zone axis"),
+        (vec!["--cif", cif, "--kv", "200", "--zone", "1,1,0", "--thickness", "100", "--tilt", "1"], "--tilt: expected two finite angles"),
+        (vec!["--cif", cif, "--kv", "200", "--zone", "1,1,0", "--thickness", "100", "--sg-max", "0"], "--sg-max: must be a positive number"),
+        ([&["--cif", "/nonexistent/x.cif"][..], &case].concat(), "cannot read /nonexistent/x.cif"),
+    ] {
+        let mut all = vec!["bloch", "simulate"];
+        all.extend_from_slice(&args);
+        all.extend_from_slice(&["--out", out]);
+        let run = run_cli(&all);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success() && stderr.contains(want), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    // The help states the defaults the flags fall back to.
+    let help = run_cli(&["bloch", "simulate", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout).replace(char::is_whitespace, " ");
+    for part in ["--cif", "[default: 1.6", "[default: 0.04", "--zone <U,V,W>", "--thickness <T1,T2,…>"] {
+        assert!(help.contains(part), "{part}: {help}");
+    }
+}
