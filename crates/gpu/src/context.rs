@@ -78,10 +78,13 @@ impl GpuContext {
     }
 
     /// Whether the adapter is a software rasteriser: wgpu reports a CPU device type, or the name
-    /// is one of the known ones (llvmpipe/lavapipe, SwiftShader, WARP) where the type is not given.
+    /// or driver is one of the known ones (llvmpipe/lavapipe, SwiftShader, WARP) where the type is not given.
     pub fn is_software(&self) -> bool {
-        let name = self.adapter_info.name.to_lowercase();
-        self.adapter_info.device_type == wgpu::DeviceType::Cpu || ["llvmpipe", "lavapipe", "swiftshader", "microsoft basic render"].iter().any(|k| name.contains(k))
+        let i = &self.adapter_info;
+        // The browser's WebGPU may leave the name empty and the type unknown; its driver strings
+        // can still say SwiftShader.
+        let text = format!("{} {} {}", i.name, i.driver, i.driver_info).to_lowercase();
+        i.device_type == wgpu::DeviceType::Cpu || ["llvmpipe", "lavapipe", "swiftshader", "microsoft basic render"].iter().any(|k| text.contains(k))
     }
 
     /// Checks that a storage buffer of `bytes` fits this device's limits.
