@@ -1,14 +1,16 @@
 //! `scatterlab stem ssb <master.h5> [--center ROW,COL] [--bf R] [--rotation-deg A] [--transpose]
-//! [--C10 NM] [--C12 NM] [--phi12 RAD] [--dk INV_A_PER_PX] [--device cpu] --out <dir>`:
-//! single-sideband ptychography with known aberrations ([`scatterlab_stem::ssb::ssb`], CPU f64),
-//! writing `ssb_object.npy` (complex128), `ssb_phase.npy`, `ssb_amplitude.npy` and
-//! `manifest.json` (aberrations and whether fitted, rotation, sampling rule, BF pixels,
-//! provenance).
+//! [--C10 NM] [--C12 NM] [--phi12 RAD] [--dk INV_A_PER_PX] [--fit [--fit-rotation]] [--device cpu]
+//! --out <dir>`: single-sideband ptychography ([`scatterlab_stem::ssb::ssb`], CPU f64) with the
+//! given aberrations or, with `--fit`, aberrations fitted from the data (the given ones are the
+//! start), writing `ssb_object.npy` (complex128), `ssb_phase.npy`, `ssb_amplitude.npy` and
+//! `manifest.json` (aberrations and whether fitted, the fit's levels and loss curve, rotation,
+//! sampling rule, BF pixels, provenance).
 
 use std::path::Path;
+use std::time::Instant;
 
 use scatterlab_core::{CancelToken, DeviceKind};
-use scatterlab_stem::ssb::{ssb, Aberrations, SsbOptions};
+use scatterlab_stem::ssb::{ssb, Aberrations, FitOptions, SsbOptions};
 
 use crate::npy::write_npy;
 
@@ -34,6 +36,10 @@ pub struct Args<'a> {
     pub dk: Option<f64>,
     /// `ROWS,COLS` scan shape hint.
     pub scan: Option<String>,
+    /// Fit the aberrations (the given ones are the start).
+    pub fit: bool,
+    /// With `fit`: fit the scan rotation too.
+    pub fit_rotation: bool,
     /// Device.
     pub device: DeviceKind,
     /// Output folder.
@@ -62,17 +68,25 @@ pub fn run(a: &Args<'_>) -> Result<(), String> {
         transposed: if a.transpose { Some(true) } else { a.rotation_deg.map(|_| false) },
         aberrations: Aberrations { c10_nm: a.c10, c12_nm: a.c12, phi12_rad: a.phi12 },
         dk_inv_a_per_px: a.dk,
+        fit: a.fit.then(|| FitOptions { fit_rotation: a.fit_rotation, ..Default::default() }),
         ..Default::default()
     };
+    let t0 = Instant::now();
     let (files, acq) = crate::stem_open::open(a.master, a.scan.as_deref())?;
-    let products = ssb(&acq, &files, &options, &mut |_, _| {}, &CancelToken::new()).map_err(|e| e.to_string())?;
+    // One bar for the frame passes, then the fit's loss evaluations (no unit: it counts both).
+    let mut bar = crate::progress::Bar::new("stem ssb", "");
+    let products = ssb(&acq, &files, &options, &mut |done, total| bar.frames(done, total), &CancelToken::new()).map_err(|e| e.to_string())?;
+    drop(bar);
     std::fs::create_dir_all(a.out).map_err(|e| format!("cannot create {}: {e}", a.out.display()))?;
     let shape = products.scan.to_vec();
     let object: Vec<[f64; 2]> = products.object.iter().map(|z| [z.re, z.im]).collect();
     write_npy(&a.out.join("ssb_object.npy"), &shape, &object)?;
     write_npy(&a.out.join("ssb_phase.npy"), &shape, &products.phase())?;
     write_npy(&a.out.join("ssb_amplitude.npy"), &shape, &products.amplitude())?;
-    let r = &products.record;
+    let wall_s = t0.elapsed().as_secs_f64();
+    // The fit's report (levels, loss curve) once, at the top level, not again inside "ssb".
+    let mut r = products.record.clone();
+    let fit = r.fit.take();
     let manifest = serde_json::json!({
         "products": ["ssb_object", "ssb_phase", "ssb_amplitude"],
         "aberrations": {
@@ -84,6 +98,8 @@ pub fn run(a: &Args<'_>) -> Result<(), String> {
         "rotation_deg": r.rotation_deg,
         "transposed": r.transposed,
         "ssb": r,
+        "fit": fit,
+        "wall_s": wall_s,
         "provenance": products.provenance,
     });
     let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
@@ -91,6 +107,10 @@ pub fn run(a: &Args<'_>) -> Result<(), String> {
     std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     println!("wrote ssb_object.npy, ssb_phase.npy, ssb_amplitude.npy and manifest.json to {}", a.out.display());
     println!("{} BF pixels, rotation {:.3}° ({}), detector sampling {}", r.bf_pixels, r.rotation_deg, r.rotation_source, r.sampling_rule);
+    if let Some(f) = &fit {
+        let ab = &f.aberrations;
+        println!("fitted C10 {:.3} nm, C12 {:.3} nm, φ12 {:.3} rad, θ {:.3}° (loss {:.6e}); {} evaluations (grid {}, coarse {}, full {}) on {} threads; {wall_s:.2} s in all", ab.c10_nm, ab.c12_nm, ab.phi12_rad, f.rotation_deg, f.loss, f.evaluations, f.levels[0].evaluations, f.levels[1].evaluations, f.levels[2].evaluations, f.threads);
+    }
     for note in &r.notes {
         println!("note: {note}");
     }

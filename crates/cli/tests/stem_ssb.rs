@@ -2,7 +2,9 @@
 //! reference's `ssb_phase` (< 1e-3 rad, the fixtures README's tolerance), `ssb_object.npy` is
 //! complex128 (`<c16`) with amplitude and phase consistent with it, and the manifest records the
 //! aberrations (`fitted: false`), rotation, sampling rule and sources; `dev_medium` with its
-//! aberrations and the DPC rotation; `--device gpu` and NaN parameters are named errors.
+//! aberrations and the DPC rotation; `--fit` on `dev_small` (unaberrated) from a 2 nm start finds
+//! |C10| < 1 nm and writes `fitted: true` with the loss curve; `--device gpu` and NaN parameters
+//! are named errors.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -123,4 +125,31 @@ fn gpu_and_bad_parameters_are_named_errors() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success() && err.contains(want), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn fit_writes_the_fitted_aberrations_and_the_loss_curve() {
+    let out = out_dir("fit");
+    let master = dir().join("dev_small_master.h5");
+    let o = run(&["stem", "ssb", master.to_str().unwrap(), "--center", "32.3,31.6", "--bf", "9.5", "--rotation-deg", "12", "--C10", "2", "--fit", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("fitted C10"), "{stdout}");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let ab = &m["aberrations"];
+    assert_eq!(ab["fitted"].as_bool(), Some(true), "{ab}");
+    let c10 = ab["C10_nm"].as_f64().unwrap();
+    println!("dev_small --fit from C10 = 2 nm: {ab}, {} evaluations, {} s", m["fit"]["evaluations"], m["wall_s"]);
+    assert!(c10.abs() < 1.0, "{ab}");
+    assert_eq!(m["fit"]["aberrations"], *ab.as_object().map(|o| { let mut o = o.clone(); o.remove("fitted"); Value::Object(o) }).as_ref().unwrap());
+    let curve = m["fit"]["loss_curve"].as_array().unwrap();
+    assert_eq!(curve.len() as u64, m["fit"]["evaluations"].as_u64().unwrap());
+    // The start is the first evaluation; the levels come in order.
+    assert_eq!((curve[0]["C10_nm"].as_f64(), curve[0]["level"].as_str()), (Some(2.0), Some("grid")));
+    assert_eq!(curve.last().unwrap()["level"].as_str(), Some("full"));
+    assert!(m["ssb"].get("fit").is_none(), "the report is written once, at the top level");
+    // The rotation is fitted only within a fit.
+    let o = run(&["stem", "ssb", master.to_str().unwrap(), "--rotation-deg", "12", "--fit-rotation", "--out", out.to_str().unwrap()]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("--fit"), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_dir_all(&out);
 }

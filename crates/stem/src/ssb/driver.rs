@@ -6,7 +6,7 @@ use num_complex::Complex64;
 use scatterlab_core::CancelToken;
 use serde::Serialize;
 
-use super::{reconstruct, rotation_from_dpc, Aberrations, BfPixels, BfStack, Optics, GAMMA_FLOOR};
+use super::{fit_aberrations, reconstruct, rotation_from_dpc, Aberrations, FitOptions, FitReport, FitStart, BfPixels, BfStack, Optics, GAMMA_FLOOR};
 use crate::load::{Acquisition, FileSet, LoadProvenance, LoadRecord, MaskPolicy, PixelSlice, StreamCursor};
 use crate::reduce::pipeline::wavelength_from_kv;
 use crate::reduce::{auto_probe, FusedPass, ReduceError, VirtualDetector};
@@ -35,6 +35,8 @@ pub struct SsbOptions {
     pub dk_inv_a_per_px: Option<f64>,
     /// Bad-pixel policy (default: masked pixels zeroed).
     pub mask: MaskPolicy,
+    /// Fit the aberrations (from `aberrations` as the start) before reconstructing.
+    pub fit: Option<FitOptions>,
 }
 
 /// What a reconstruction used (the manifest's numbers).
@@ -50,8 +52,11 @@ pub struct SsbRecord {
     pub bf_pixels: usize,
     /// Aberrations used.
     pub aberrations: Aberrations,
-    /// Whether they were fitted (not yet: always false).
+    /// Whether they were fitted.
     pub fitted: bool,
+    /// The fit's report (loss curve, levels, evaluations) when fitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fit: Option<FitReport>,
     /// Scan rotation θ, degrees.
     pub rotation_deg: f64,
     /// `given` or `dpc` (θ = −a, half turn by the physical iDPC).
@@ -134,9 +139,10 @@ fn pass(acq: &Acquisition, mask: MaskPolicy, progress: &mut dyn FnMut(u64, u64),
     Ok(cursor.n_masked())
 }
 
-/// Reconstructs `acq` (opened from `files`, for provenance) by SSB on the CPU in f64;
-/// `progress` gets (frames done, total) per batch of each pass over the data (two when the
-/// centre or radius is measured).
+/// Reconstructs `acq` (opened from `files`, for provenance) by SSB on the CPU in f64, fitting
+/// the aberrations first when `options.fit` asks; `progress` gets (frames done, total) per batch
+/// of each pass over the data (two when the centre or radius is measured), then (loss
+/// evaluations done, planned) during a fit.
 pub fn ssb(acq: &Acquisition, files: &dyn FileSet, options: &SsbOptions, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<SsbProducts, ReduceError> {
     let o = options;
     if let Some(c) = o.center {
@@ -217,7 +223,15 @@ pub fn ssb(acq: &Acquisition, files: &dyn FileSet, options: &SsbOptions, progres
         }
         (None, None) => return Err(ReduceError::new("scan rotation", "neither given nor measured")),
     };
-    let object = reconstruct(&stack, &optics, &o.aberrations, step, rotation_deg, cancel)?;
+    let (aberrations, rotation_deg, rotation_source, fit) = match &o.fit {
+        None => (o.aberrations, rotation_deg, rotation_source, None),
+        Some(fo) => {
+            let r = fit_aberrations(&stack, &optics, step, &FitStart { aberrations: o.aberrations, rotation_deg }, fo, progress, cancel)?;
+            let source = if fo.fit_rotation { format!("fitted from {rotation_deg:.3}° ({rotation_source})") } else { rotation_source };
+            (r.aberrations, r.rotation_deg, source, Some(r))
+        }
+    };
+    let object = reconstruct(&stack, &optics, &aberrations, step, rotation_deg, cancel)?;
     let record = LoadRecord { frames: [0, acq.n_frames()], region: None, bin: 1, mask_policy: o.mask, n_masked };
     let provenance = acq.provenance(files, &record, None).map_err(|e| ReduceError::new("provenance", e.to_string()))?;
     Ok(SsbProducts {
@@ -228,8 +242,9 @@ pub fn ssb(acq: &Acquisition, files: &dyn FileSet, options: &SsbOptions, progres
             bf_radius_px: radius,
             auto_probe: auto,
             bf_pixels: stack.pixels.len(),
-            aberrations: o.aberrations,
-            fitted: false,
+            aberrations,
+            fitted: fit.is_some(),
+            fit,
             rotation_deg,
             rotation_source,
             transposed,

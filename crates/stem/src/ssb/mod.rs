@@ -10,18 +10,25 @@
 //!   ([`mean_spectrum`]; one inverse transform).
 //!
 //! [`ssb`] runs it over an opened acquisition, streaming the frames and keeping one scan image
-//! per BF pixel ([`BfStack`]), never the 4-D array.
+//! per BF pixel ([`BfStack`]), never the 4-D array; with `fit` it first estimates C10, C12, φ12
+//! (and optionally θ) from the data by [`fit_aberrations`], minimising quantem's phase-variance
+//! objective ([`PhaseVariance`]).
 
 mod accumulate;
 mod driver;
 mod fft;
+mod fit;
+mod objective;
 mod optics;
 mod rotation;
+mod simplex;
 mod stack;
 
 pub use accumulate::{fftfreq, mean_spectrum, object_from_spectrum, scan_frequencies, GAMMA_FLOOR};
 pub use driver::{ssb, SsbOptions, SsbProducts, SsbRecord};
 pub use fft::Fft2;
+pub use fit::{aberrations_of, fit_aberrations, FitLevel, FitOptions, FitReport, FitStart, LossPoint};
+pub use objective::{PhaseVariance, Trial};
 pub use optics::{Aberrations, Optics, Probe};
 pub use rotation::{rotation_from_dpc, DpcRotation};
 pub use stack::{BfPixels, BfStack};
