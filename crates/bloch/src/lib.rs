@@ -21,6 +21,7 @@ pub mod simulate;
 pub mod solve;
 pub mod gpu;
 pub mod propagate;
+pub mod refine;
 pub mod structure_factor;
 
 pub use crystal::{parse_cif, Atom, Cell, Crystal, Displacement};
