@@ -53,7 +53,8 @@ impl Browser {
         ui.horizontal_top(|ui| {
             ui.group(|ui| ui.vertical(|ui| {
                 ui.set_width(TREE);
-                egui::ScrollArea::vertical().id_salt("stem browse tree").max_height(900.0).show(ui, |ui| self.tree_ui(ui));
+                // Not shrunk to the labels' width: the scrollbar belongs at the panel's edge, not mid-panel.
+                egui::ScrollArea::vertical().id_salt("stem browse tree").max_height(900.0).auto_shrink([false, true]).show(ui, |ui| self.tree_ui(ui));
             }));
             ui.group(|ui| ui.vertical(|ui| {
                 ui.set_width(VIEW + 40.0);
