@@ -10,6 +10,7 @@
 
 use serde::Serialize;
 
+use crate::load::meta::PLAUSIBLE_DET_SAMPLING_MRAD;
 use crate::load::Calibration;
 
 /// Relative difference between the measured-disc and file-geometry samplings above which a
@@ -56,10 +57,14 @@ impl DetectorSampling {
 pub fn detector_sampling(cal: &Calibration, bf_radius_px: Option<f64>) -> Option<DetectorSampling> {
     let positive = |v: f64| v.is_finite() && v > 0.0;
     let hinted = cal.from_hints.contains(&"det_sampling_mrad");
+    // The file's geometry within the physical range only (a damaged pixel size of 1e308 m once gave an infinite,
+    // null-in-JSON file_geometry_mrad_per_px); the acquisition has already warned about it.
+    let plausible = |v: f64| v.is_finite() && *PLAUSIBLE_DET_SAMPLING_MRAD.start() < v && v <= *PLAUSIBLE_DET_SAMPLING_MRAD.end();
     let geometry = match (cal.pixel_size_m, cal.detector_distance_m) {
         (Some([pr, pc]), Some(d)) if positive(pr) && positive(pc) && positive(d) => Some([1e3 * pr / d, 1e3 * pc / d]),
         _ => None,
-    };
+    }
+    .filter(|[r, c]| plausible(*r) && plausible(*c));
     if hinted {
         let [r, c] = cal.det_sampling_mrad.filter(|[r, c]| positive(*r) && positive(*c))?;
         return Some(DetectorSampling { mrad_per_px: 0.5 * (r + c), source: SamplingSource::Given, rule: format!("given: {r} × {c} mrad/px (row × col)"), file_geometry_mrad_per_px: geometry, warning: None });

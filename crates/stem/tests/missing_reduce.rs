@@ -237,3 +237,53 @@ fn an_absurd_calibration_is_ignored_with_a_warning() {
     let acq = Acquisition::open(&DirFileSet::new(dir()), "dev_small_master.h5", &hints).unwrap();
     assert_eq!(acq.calibration().convergence_mrad, None);
 }
+
+#[test]
+fn a_vanishing_calibration_is_ignored_with_a_warning() {
+    // Found by scripts/mutate-cli.py: convergence_semiangle = 1e-300 mrad passed the (0, 1000] check and gave a
+    // 1e-301 mrad/px detector sampling (an iDPC scaled by ~1e301, exit 0); a scan step of 1e-300 Å the same.
+    let mut bytes = std::fs::read(dir().join("dev_small_master.h5")).unwrap();
+    assert_eq!(bytes[10158..10166], 20.0f64.to_le_bytes(), "convergence_semiangle is where h5py put it");
+    assert_eq!(bytes[10142..10150], 0.24f64.to_le_bytes(), "scan_step is where h5py put it");
+    bytes[10158..10166].copy_from_slice(&1e-300f64.to_le_bytes());
+    bytes[10142..10150].copy_from_slice(&1e-300f64.to_le_bytes());
+    let mut set = files_without("dev_small", 3, &[]);
+    set.insert("dev_small_master.h5", scatterlab_hdf5::storage::bytes(bytes));
+    let acq = Acquisition::open(&set, "dev_small_master.h5", &Hints::default()).unwrap();
+    assert_eq!((acq.calibration().convergence_mrad, acq.calibration().scan_step_a), (None, None));
+    for what in ["convergence_semiangle = 1e-300 mrad", "scan_step = 1e-300 Å"] {
+        assert!(acq.warnings().iter().any(|w| w.contains(what) && w.contains("ignored")), "{what}: {:?}", acq.warnings());
+    }
+    let p = run(&set, &options(false)).unwrap();
+    assert_eq!(p.record.detector_sampling.as_ref().map(|s| s.source), Some(scatterlab_stem::sampling::SamplingSource::FileGeometry));
+    for (name, _, values) in &p.reals {
+        assert!(values.iter().all(|v| v.is_finite()), "{name}");
+    }
+    // Hints below the physical range are ignored the same way (the geometry hint included).
+    let hints = Hints { convergence_mrad: Some(1e-300), scan_step_a: Some(1e-300), det_sampling_mrad: Some([1e-300, 2.0]), ..Default::default() };
+    let acq = Acquisition::open(&DirFileSet::new(dir()), "dev_small_master.h5", &hints).unwrap();
+    let c = acq.calibration();
+    assert_eq!((c.convergence_mrad, c.scan_step_a, c.det_sampling_mrad), (None, None, None));
+    assert!(acq.warnings().iter().any(|w| w.contains("detector sampling") && w.contains("ignored")), "{:?}", acq.warnings());
+}
+
+#[test]
+fn an_absurd_pixel_size_leaves_the_file_geometry_out() {
+    // Found by scripts/mutate-cli.py: y_pixel_size (f64 at byte 10038) = 1e308 m gave an infinite
+    // file_geometry_mrad_per_px, written as null in manifest.json with exit 0.
+    let mut bytes = std::fs::read(dir().join("dev_small_master.h5")).unwrap();
+    assert_eq!(bytes[10038..10046], 1e-4f64.to_le_bytes(), "y_pixel_size is where h5py put it");
+    bytes[10038..10046].copy_from_slice(&1e308f64.to_le_bytes());
+    let mut set = files_without("dev_small", 3, &[]);
+    set.insert("dev_small_master.h5", scatterlab_hdf5::storage::bytes(bytes));
+    let acq = Acquisition::open(&set, "dev_small_master.h5", &Hints::default()).unwrap();
+    assert_eq!(acq.calibration().det_sampling_mrad, None);
+    assert!(acq.warnings().iter().any(|w| w.contains("detector sampling (pixel size / detector distance)") && w.contains("ignored")), "{:?}", acq.warnings());
+    let p = run(&set, &options(false)).unwrap();
+    let sampling = p.record.detector_sampling.as_ref().expect("the semi-angle over the disc still gives a sampling");
+    assert_eq!((sampling.source, sampling.file_geometry_mrad_per_px), (scatterlab_stem::sampling::SamplingSource::SemiAngleOverDisc, None));
+    assert!(sampling.mrad_per_px.is_finite() && sampling.warning.is_none());
+    for (name, _, values) in &p.reals {
+        assert!(values.iter().all(|v| v.is_finite()), "{name}");
+    }
+}

@@ -155,7 +155,8 @@ pub(super) fn read_calibration(file: &H5File, hints: &Hints, warnings: &mut Vec<
         c.beam_centre_rc = hints.beam_centre_rc;
     }
     // Physical ranges: a value outside (from the file or a hint) is damage or a wrong unit, never used (a semi-angle of
-    // 1e308 mrad once turned into an infinite iDPC).
+    // 1e308 mrad once turned into an infinite iDPC, and one of 1e-300 mrad into a 1e-301 mrad/px sampling and an iDPC
+    // scaled by 1e301). The lower ends are far below any instrument (10 MV electrons have λ = 1.2e-4 Å).
     let mut plausible = |v: &mut Option<f64>, name: &str, unit: &str, range: std::ops::RangeInclusive<f64>| {
         if let Some(x) = *v {
             if !(x.is_finite() && *range.start() < x && x <= *range.end()) {
@@ -164,12 +165,39 @@ pub(super) fn read_calibration(file: &H5File, hints: &Hints, warnings: &mut Vec<
             }
         }
     };
-    plausible(&mut c.wavelength_a, "incident_wavelength", "Å", 0.0..=1.0);
-    plausible(&mut c.voltage_kv, "voltage", "kV", 0.0..=10_000.0);
-    plausible(&mut c.convergence_mrad, "convergence_semiangle", "mrad", 0.0..=1000.0);
-    plausible(&mut c.scan_step_a, "scan_step", "Å", 0.0..=1e7);
+    plausible(&mut c.wavelength_a, "incident_wavelength", "Å", PLAUSIBLE_WAVELENGTH_A);
+    plausible(&mut c.voltage_kv, "voltage", "kV", PLAUSIBLE_VOLTAGE_KV);
+    plausible(&mut c.convergence_mrad, "convergence_semiangle", "mrad", PLAUSIBLE_CONVERGENCE_MRAD);
+    plausible(&mut c.scan_step_a, "scan_step", "Å", PLAUSIBLE_SCAN_STEP_A);
+    // The file's geometry (pixel size / detector distance, or the hint) the same way, both axes at once.
+    if let Some(s) = c.det_sampling_mrad {
+        let range = PLAUSIBLE_DET_SAMPLING_MRAD;
+        if !s.iter().all(|x| x.is_finite() && *range.start() < *x && x <= range.end()) {
+            let what = if c.from_hints.contains(&"det_sampling_mrad") { "the detector sampling hint" } else { "detector sampling (pixel size / detector distance)" };
+            warnings.push(format!(
+                "{}: {what} = [{:e}, {:e}] mrad/px is outside ({:e}, {:e}] mrad/px; ignored",
+                file.name(),
+                s[0],
+                s[1],
+                range.start(),
+                range.end()
+            ));
+            c.det_sampling_mrad = None;
+        }
+    }
     c
 }
+
+/// Calibration values outside these (lower end excluded) are ignored with a warning: damage or a wrong unit.
+pub const PLAUSIBLE_WAVELENGTH_A: std::ops::RangeInclusive<f64> = 1e-4..=1.0;
+/// Accelerating voltage, kV.
+pub const PLAUSIBLE_VOLTAGE_KV: std::ops::RangeInclusive<f64> = 0.01..=10_000.0;
+/// Convergence semi-angle, mrad.
+pub const PLAUSIBLE_CONVERGENCE_MRAD: std::ops::RangeInclusive<f64> = 1e-3..=1000.0;
+/// Scan step, Å.
+pub const PLAUSIBLE_SCAN_STEP_A: std::ops::RangeInclusive<f64> = 1e-4..=1e7;
+/// Detector sampling from the file's geometry, mrad per pixel.
+pub const PLAUSIBLE_DET_SAMPLING_MRAD: std::ops::RangeInclusive<f64> = 1e-6..=1000.0;
 
 /// The places a scan shape is looked for, in order after the hint.
 pub const SCAN_SHAPE_SOURCES: [&str; 2] = ["/entry/data@scan_shape", "/entry/instrument/stem/scan_shape"];
