@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 source scripts/env.sh
 if [ "${1:-}" = "--native" ]; then
+  if [ ! -x "$CARGO_TARGET_DIR/release/scatterlab-app" ]; then
+    echo "scatterlab: first native run: compiling a release build of the desktop app (several minutes; later runs start at once)"
+  fi
   exec cargo run --release -p scatterlab-app --bin scatterlab-app
 fi
 bash scripts/build-web.sh
