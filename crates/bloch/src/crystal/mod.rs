@@ -1,7 +1,7 @@
 //! Crystals: unit cell, atoms expanded to P1, and the CIF reader that builds them.
 
 mod cell;
-mod cif;
+pub(crate) mod cif;
 mod elements;
 mod sites;
 mod spacegroups;

@@ -122,76 +122,25 @@ struct Token {
     kind: Kind,
 }
 
-/// Splits the file into CIF tokens with their 1-based line numbers.
+/// The file's CIF tokens with their 1-based lines, from the crate's CIF lexer (a `.cif_pets` is
+/// CIF 1.1): tags lower-cased, text fields and quoted strings as values.
 fn tokenize(file: &str, text: &str) -> Result<Vec<Token>, RefineError> {
+    use crate::crystal::cif::lexer::{self, TokenKind};
     let err = |line: usize, message: String| RefineError::Pets { file: file.to_owned(), line, message };
-    let mut tokens = Vec::new();
-    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
-    while let Some((number, line)) = lines.next() {
-        if let Some(first) = line.strip_prefix(';') {
-            // A text field runs to the next line that starts with ';'.
-            let mut value = first.to_owned();
-            let mut closed = false;
-            for (_, next) in lines.by_ref() {
-                if next.starts_with(';') {
-                    closed = true;
-                    break;
-                }
-                value.push('\n');
-                value.push_str(next);
-            }
-            if !closed {
-                return Err(err(number, "text field opened with ';' is never closed".to_owned()));
-            }
-            tokens.push(Token { text: value, line: number, kind: Kind::Value });
-            continue;
-        }
-        let chars: Vec<char> = line.chars().collect();
-        let mut i = 0;
-        while i < chars.len() {
-            let c = chars[i];
-            if c.is_whitespace() {
-                i += 1;
-                continue;
-            }
-            if c == '#' {
-                break;
-            }
-            if c == '\'' || c == '"' {
-                // A quoted value ends at the same quote followed by whitespace or the line end.
-                let mut j = i + 1;
-                loop {
-                    if j >= chars.len() {
-                        return Err(err(number, format!("unterminated {c}-quoted value")));
-                    }
-                    if chars[j] == c && chars.get(j + 1).is_none_or(|n| n.is_whitespace()) {
-                        break;
-                    }
-                    j += 1;
-                }
-                tokens.push(Token { text: chars[i + 1..j].iter().collect(), line: number, kind: Kind::Value });
-                i = j + 1;
-                continue;
-            }
-            let start = i;
-            while i < chars.len() && !chars[i].is_whitespace() {
-                i += 1;
-            }
-            let word: String = chars[start..i].iter().collect();
-            let lower = word.to_ascii_lowercase();
-            let kind = if word.starts_with('_') {
-                Kind::Tag
-            } else if lower == "loop_" {
-                Kind::Loop
-            } else if lower.starts_with("data_") {
-                Kind::Data
-            } else {
-                Kind::Value
+    let tokens = lexer::tokenize(text).map_err(|(line, token, message)| err(line, format!("{message} ({token})")))?;
+    tokens
+        .into_iter()
+        .map(|t| {
+            let (text, kind) = match t.kind {
+                TokenKind::Tag(tag) => (tag, Kind::Tag),
+                TokenKind::Value { text, .. } => (text, Kind::Value),
+                TokenKind::Loop => ("loop_".to_owned(), Kind::Loop),
+                TokenKind::Data(name) => (format!("data_{name}"), Kind::Data),
+                TokenKind::Unsupported(word) => return Err(err(t.line, format!("{word}: not used in PETS files"))),
             };
-            tokens.push(Token { text: word, line: number, kind });
-        }
-    }
-    Ok(tokens)
+            Ok(Token { text, line: t.line, kind })
+        })
+        .collect()
 }
 
 /// A `loop_` table: lower-cased tags and rows of (value, line).

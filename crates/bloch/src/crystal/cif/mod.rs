@@ -9,7 +9,8 @@
 //! U tensor, at least one site.
 
 mod document;
-mod lexer;
+// Shared with the `.cif_pets` reader (`refine::pets`): one CIF tokenizer in the crate.
+pub(crate) mod lexer;
 mod operators;
 
 use document::{parse_document, Block, Loop, Value};
