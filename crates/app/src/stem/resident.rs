@@ -175,13 +175,7 @@ impl Resident {
     /// [`Self::is_present`]).
     pub fn products(&self) -> FusedResult {
         let mut r = self.base.clone().finish();
-        for (i, _) in self.present.iter().enumerate().filter(|(_, p)| !**p) {
-            for c in &mut r.com_raw {
-                if let Some(v) = c.get_mut(i) {
-                    *v = f64::NAN;
-                }
-            }
-        }
+        r.mark_absent(&self.present);
         r
     }
 

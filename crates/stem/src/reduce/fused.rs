@@ -77,6 +77,19 @@ impl FusedResult {
         self.sum_dp.iter().map(|&s| s as f64 / n).collect()
     }
 
+    /// Marks the frames without data (`present[i]` false: a missing data file, not loaded yet):
+    /// their centre of mass becomes NaN, so the CoM mean, the rotation fit and iDPC leave them out
+    /// instead of reading the 0 of an empty frame.
+    pub fn mark_absent(&mut self, present: &[bool]) {
+        for (i, _) in present.iter().enumerate().filter(|(_, p)| !**p) {
+            for c in &mut self.com_raw {
+                if let Some(v) = c.get_mut(i) {
+                    *v = f64::NAN;
+                }
+            }
+        }
+    }
+
     /// The per-frame sums of the detector named `name`.
     pub fn detector(&self, name: &str) -> Option<&[u64]> {
         self.detectors.iter().find(|d| d.0 == name).map(|d| d.2.as_slice())

@@ -216,14 +216,7 @@ pub async fn reduce(acq: &Acquisition, files: &dyn FileSet, options: &ReduceOpti
     };
     let mut reals = vec![("mean_dp".to_owned(), det.to_vec(), fused.mean_dp())];
     let mut fused = fused;
-    // A frame without data has no centre of mass (NaN), not the 0 of an empty frame.
-    for (i, _) in present.iter().enumerate().filter(|(_, p)| !**p) {
-        for c in &mut fused.com_raw {
-            if let Some(v) = c.get_mut(i) {
-                *v = f64::NAN;
-            }
-        }
-    }
+    fused.mark_absent(&present);
     let com = center_of_mass(&fused.com_raw, scan)?;
     reals.push(("com_row_raw".into(), scan.to_vec(), fused.com_raw[0].clone()));
     reals.push(("com_col_raw".into(), scan.to_vec(), fused.com_raw[1].clone()));
