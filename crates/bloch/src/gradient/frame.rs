@@ -19,8 +19,9 @@ use crate::BlochError;
 pub struct FramePlan {
     /// Orientation O (lab = O · crystal Cartesian), before the tilts.
     pub orientation: Mat3,
-    /// Tilts θ_i about lab x (degrees), O_i = R_x(θ_i)·O; `[0.0]` for a static frame.
-    pub tilts_deg: Vec<f64>,
+    /// Tilt rotations T_i (lab), O_i = T_i·O: R_x(θ_i) for continuous rotation
+    /// ([`FramePlan::tilts_about_x`]), any rotation for precession; `[I]` for a static frame.
+    pub tilts: Vec<Mat3>,
     /// The beams of each tilt (each contains 000).
     pub beams: Vec<Vec<Hkl>>,
     /// Thicknesses (Å).
@@ -54,7 +55,7 @@ impl FramePlan {
     pub fn from_simulation(simulation: &Simulation, table: &dyn StructureFactorTable, optics: &Optics) -> Result<Self, BlochError> {
         let Some(rocking) = &simulation.rocking else {
             let beams = simulation.select_beams(table, optics, &simulation.orientation, Cutoff::Inclusive)?;
-            return Ok(Self { orientation: simulation.orientation, tilts_deg: vec![0.0], beams: vec![beams], thicknesses: simulation.thicknesses_a.clone() });
+            return Ok(Self { orientation: simulation.orientation, tilts: Self::tilts_about_x(&[0.0]), beams: vec![beams], thicknesses: simulation.thicknesses_a.clone() });
         };
         let orientations = tilted_orientations(&simulation.orientation, &rocking.tilt_angles_deg);
         let mut beams: Vec<Vec<Hkl>> =
@@ -63,7 +64,12 @@ impl FramePlan {
             let union: Vec<Hkl> = union_of(&beams);
             beams = vec![union; orientations.len()];
         }
-        Ok(Self { orientation: simulation.orientation, tilts_deg: rocking.tilt_angles_deg.clone(), beams, thicknesses: simulation.thicknesses_a.clone() })
+        Ok(Self { orientation: simulation.orientation, tilts: Self::tilts_about_x(&rocking.tilt_angles_deg), beams, thicknesses: simulation.thicknesses_a.clone() })
+    }
+
+    /// R_x(θ) for each tilt angle θ (degrees): a continuous-rotation rocking curve.
+    pub fn tilts_about_x(angles_deg: &[f64]) -> Vec<Mat3> {
+        angles_deg.iter().map(|a| rotation_x(a.to_radians())).collect()
     }
 
     /// The beams of all tilts, sorted, without duplicates.
@@ -88,24 +94,23 @@ impl FramePlan {
     /// `absorption`) for the crystal `cell` with structure factors `table` and frozen `optics`,
     /// and its propagator: eigen when A is Hermitian and `taylor` is false, Taylor otherwise.
     pub fn solve(&self, cell: &Cell, table: &dyn StructureFactorTable, optics: &Optics, absorption: bool, taylor: bool, object: &str) -> Result<Vec<TiltSolve>, BlochError> {
-        (0..self.tilts_deg.len()).map(|i| self.solve_tilt(i, cell, table, optics, absorption, taylor, object)).collect()
+        (0..self.tilts.len()).map(|i| self.solve_tilt(i, cell, table, optics, absorption, taylor, object)).collect()
     }
 
     /// [`FramePlan::solve`] for tilt `index` alone.
     #[allow(clippy::too_many_arguments)]
     pub fn solve_tilt(&self, index: usize, cell: &Cell, table: &dyn StructureFactorTable, optics: &Optics, absorption: bool, taylor: bool, object: &str) -> Result<TiltSolve, BlochError> {
-        if self.tilts_deg.len() != self.beams.len() {
-            return Err(InputError::new(object, format!("{} tilts but {} beam sets", self.tilts_deg.len(), self.beams.len())).into());
+        if self.tilts.len() != self.beams.len() {
+            return Err(InputError::new(object, format!("{} tilts but {} beam sets", self.tilts.len(), self.beams.len())).into());
         }
-        let (Some(&angle), Some(beams)) = (self.tilts_deg.get(index), self.beams.get(index)) else {
-            return Err(InputError::new(object, format!("tilt {index} out of range ({} tilts)", self.tilts_deg.len())).into());
+        let (Some(&tilt), Some(beams)) = (self.tilts.get(index), self.beams.get(index)) else {
+            return Err(InputError::new(object, format!("tilt {index} out of range ({} tilts)", self.tilts.len())).into());
         };
-        let tilt = rotation_x(angle.to_radians());
         let basis = lab_reciprocal_basis(&cell.direct_matrix(), &mat3_mul(&tilt, &self.orientation))?;
         let setup = MatrixSetup { basis: &basis, optics, absorption, conventions: Conventions::DiffBloch };
         let indices = table.difference_indices(beams).map_err(|d| InputError::new(format!("{object}: structure factor F{d:?}"), "not in the model's table"))?;
         let matrix = StructureMatrix::build_indexed(beams, table, &setup, &indices)?;
-        let propagator = TiltPropagator::new(&matrix, &self.thicknesses, taylor, &format!("{object}, tilt {angle}°"))?;
+        let propagator = TiltPropagator::new(&matrix, &self.thicknesses, taylor, &format!("{object}, tilt {index}"))?;
         let g_lab = beams.iter().map(|&h| g_vector(h, &basis)).collect();
         let rock_axes = std::array::from_fn(|k| [tilt[0][k], tilt[1][k], tilt[2][k]]);
         Ok(TiltSolve { geometry: TiltGeometry { matrix, g_lab, rock_axes, prefactor: optics.prefactor, indices }, propagator })

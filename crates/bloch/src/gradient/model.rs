@@ -125,7 +125,7 @@ impl GradientModel {
         for (f, plan) in self.frames.iter().enumerate() {
             let union = plan.union();
             let object = format!("crystal {:?}, frame {f}", self.asu.name);
-            for i in 0..plan.tilts_deg.len() {
+            for i in 0..plan.tilts.len() {
                 let tilt = plan.solve_tilt(i, &self.asu.cell, &self.table, &self.optics, self.absorption, self.taylor, &object)?;
                 let positions: Vec<usize> = tilt.geometry.matrix.hkl.iter().map(|h| union.binary_search(h).unwrap_or(0)).collect();
                 visit(f, offset, union.len(), plan, &tilt, &positions)?;
@@ -172,13 +172,25 @@ impl GradientModel {
 
     /// Forward mode: J[param][row] = ∂I_row/∂param (2 GEMMs per parameter and tilt).
     pub fn jacobian(&self, params: &[Param]) -> Result<Vec<Vec<f64>>, BlochError> {
+        Ok(self.intensities_and_jacobian(params)?.1)
+    }
+
+    /// [`GradientModel::intensities`] and [`GradientModel::jacobian`] from one solve of every
+    /// tilt (a Gauss–Newton step needs both).
+    pub fn intensities_and_jacobian(&self, params: &[Param]) -> Result<(Vec<f64>, Vec<Vec<f64>>), BlochError> {
         self.check_params(params)?;
+        let mut intensities = vec![0.0; self.rows().len()];
         let df = self.structure_factor_directions(params)?;
         let zero = Complex64::new(0.0, 0.0);
         let im_f000 = self.table.f000().im;
         let mut out = vec![vec![0.0; self.rows().len()]; params.len()];
         self.for_each_tilt(|f, offset, width, plan, tilt, positions| {
             let amplitudes = tilt.propagator.amplitudes(&plan.thicknesses)?;
+            for (t, row) in amplitudes.iter().enumerate() {
+                for (b, psi) in row.iter().enumerate() {
+                    intensities[offset + t * width + positions[b]] += psi.norm_sqr();
+                }
+            }
             // Every direction of this tilt in one propagator call (G(t) or the Taylor terms shared).
             let mut directions = Vec::new();
             let mut which = Vec::new();
@@ -214,7 +226,7 @@ impl GradientModel {
             }
             Ok(())
         })?;
-        Ok(out)
+        Ok((intensities, out))
     }
 
     /// Reverse mode: ∂L/∂param for a loss with ∂L/∂I_row = `cotangent[row]` (one eigen vjp and

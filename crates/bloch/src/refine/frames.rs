@@ -32,6 +32,7 @@ use super::RefineError;
 use crate::beams::{excitation_error, g_vector, lab_reciprocal_basis, mat3_mul, norm, rotation_x, tilt_angles_deg, Hkl, Mat3};
 use crate::crystal::Cell;
 use crate::frame::{Frame, Segment};
+use crate::gradient::FramePlan;
 use crate::geometry::{Optics, ELECTRON_MASS, ELEMENTARY_CHARGE, PLANCK, SPEED_OF_LIGHT};
 use crate::pattern::Method;
 use crate::solve::Solver;
@@ -182,6 +183,8 @@ pub struct GeometryPlan {
     pub frames: Vec<PlannedFrame>,
     /// Radius of diffBloch's structure-factor grid (Å⁻¹), 2·g_max + 0.5.
     pub grid_g_max_inv_a: f64,
+    /// The rocking-curve tilt rotations T_j shared by every frame (O_j = T_j · O).
+    pub tilts: Vec<Mat3>,
 }
 
 impl GeometryPlan {
@@ -197,6 +200,29 @@ impl GeometryPlan {
             thicknesses_a: self.thicknesses_a.clone(),
             absorption: self.absorption,
         })
+    }
+
+    /// Planned frame `index` as a gradient-model [`FramePlan`]: its orientation, the shared tilts,
+    /// each tilt's coupled beam set (from the segment that covers it) and the first thickness
+    /// (the one the metrics score). A tilt covered by no segment or by two is an error.
+    pub fn frame_plan(&self, index: usize) -> Result<FramePlan, RefineError> {
+        let f = self.frames.get(index).ok_or_else(|| RefineError::Inconsistent { item: format!("frame {index}"), message: format!("out of range ({} frames)", self.frames.len()) })?;
+        let mut beams: Vec<Option<Vec<Hkl>>> = vec![None; self.tilts.len()];
+        for segment in &f.segments {
+            for &t in &segment.tilts {
+                let slot = beams.get_mut(t).ok_or_else(|| RefineError::Inconsistent { item: format!("frame {}: tilt {t}", f.id), message: format!("out of range ({} tilts)", self.tilts.len()) })?;
+                if slot.replace(segment.hkl.clone()).is_some() {
+                    return Err(RefineError::Inconsistent { item: format!("frame {}: tilt {t}", f.id), message: "covered by two coupling segments".to_owned() });
+                }
+            }
+        }
+        let beams = beams
+            .into_iter()
+            .enumerate()
+            .map(|(t, b)| b.ok_or_else(|| RefineError::Inconsistent { item: format!("frame {}: tilt {t}", f.id), message: "covered by no coupling segment".to_owned() }))
+            .collect::<Result<Vec<_>, _>>()?;
+        let thickness = *self.thicknesses_a.first().ok_or_else(|| InputError::new("sample.thicknesses", "must contain at least one value"))?;
+        Ok(FramePlan { orientation: f.orientation, tilts: self.tilts.clone(), beams, thicknesses: vec![thickness] })
     }
 
     /// Builds the plan of `pets` under `config` with U0 = prefactor·|`f000`| (F(000) of the start
@@ -268,6 +294,7 @@ impl GeometryPlan {
             method: Method { solver, ..Method::default() },
             frames,
             grid_g_max_inv_a,
+            tilts,
         })
     }
 }

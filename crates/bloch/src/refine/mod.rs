@@ -6,8 +6,11 @@
 
 pub mod experiment;
 pub mod frames;
+mod linalg;
+pub mod lm;
 pub mod metric;
 pub mod pets;
+pub mod problem;
 mod yaml;
 
 use std::path::{Path, PathBuf};
@@ -22,6 +25,8 @@ use crate::BlochError;
 
 pub use experiment::ExperimentConfig;
 pub use frames::{GeometryPlan, PlannedFrame};
+pub use lm::{LmOptions, Refiner, StepReport, StopReason};
+pub use problem::Problem;
 pub use metric::FrameMetrics;
 pub use pets::PetsData;
 
@@ -92,6 +97,9 @@ pub enum RefineError {
     /// The forward model failed.
     #[error(transparent)]
     Bloch(#[from] BlochError),
+    /// The caller cancelled the refinement.
+    #[error("refinement cancelled")]
+    Cancelled,
 }
 
 impl From<scatterlab_core::InputError> for RefineError {

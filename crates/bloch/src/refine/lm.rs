@@ -1,0 +1,244 @@
+//! Levenberg–Marquardt on the [`Problem`]'s residuals with the exact (forward-mode) Jacobian, one
+//! iteration per [`Refiner::step`] call so that every front end (CLI, app thread, npm Worker,
+//! Python) drives the same loop with its own progress display and cancellation.
+//!
+//! Damping follows Nielsen (1999): the step solves (JᵀJ + λ·diag(JᵀJ)) δ = −Jᵀr; a step that
+//! lowers the cost is taken and λ shrinks by max(1/3, 1 − (2ρ − 1)³) with ρ the gain ratio; a
+//! step that does not is refused and λ grows by ν (doubling). Bounds (U ≥ 0, 0 ≤ occupancy ≤ 1)
+//! are kept by projecting the trial point. Stop: a taken step lowering the cost by less than
+//! `tolerance` (relative), ten refusals in a row, or `max_iterations`.
+
+use scatterlab_core::CancelToken;
+
+use super::linalg::{cholesky_solve, covariance};
+use super::problem::{Linearisation, Problem, State};
+use super::{Experiment, RefineError};
+
+/// Refusals in a row after which the point is taken as stationary.
+pub const MAX_REFUSALS: usize = 10;
+
+/// Options of a refinement run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LmOptions {
+    /// Largest number of taken (Jacobian) iterations.
+    pub max_iterations: usize,
+    /// Relative cost decrease of a taken step below which the run has converged.
+    pub tolerance: f64,
+    /// Initial damping relative to diag(JᵀJ).
+    pub initial_lambda: f64,
+}
+
+impl Default for LmOptions {
+    fn default() -> Self {
+        Self { max_iterations: 50, tolerance: 1e-6, initial_lambda: 1e-3 }
+    }
+}
+
+/// Why a run stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// A taken step lowered the cost by less than the tolerance.
+    Converged,
+    /// [`MAX_REFUSALS`] steps in a row were refused (no descent left at this precision).
+    Stationary,
+    /// The iteration budget ran out.
+    MaxIterations,
+}
+
+/// What one [`Refiner::step`] did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepReport {
+    /// Taken iterations so far.
+    pub iteration: usize,
+    /// Model evaluations so far (each one solves every frame).
+    pub evaluations: usize,
+    /// Σ r² now.
+    pub cost: f64,
+    /// Mean per-frame wR2 at the continuous optimal scales, now.
+    pub wr2: f64,
+    /// Damping now.
+    pub lambda: f64,
+    /// Set once the run has stopped.
+    pub stop: Option<StopReason>,
+}
+
+/// A refinement in progress: the current structure, its linearisation and the damping state.
+#[derive(Debug, Clone)]
+pub struct Refiner {
+    experiment: Experiment,
+    problem: Problem,
+    options: LmOptions,
+    state: State,
+    current: Linearisation,
+    lambda: f64,
+    nu: f64,
+    iteration: usize,
+    evaluations: usize,
+    refusals: usize,
+    stop: Option<StopReason>,
+    history: Vec<StepReport>,
+}
+
+impl Refiner {
+    /// Starts at the experiment's start structure (one model evaluation with the Jacobian).
+    pub fn new(experiment: Experiment, options: LmOptions) -> Result<Self, RefineError> {
+        let problem = Problem::new(&experiment)?;
+        let state = problem.start(&experiment);
+        let current = problem.linearise(&experiment, &state, true)?;
+        let mut refiner = Self { experiment, problem, options, state, current, lambda: options.initial_lambda, nu: 2.0, iteration: 0, evaluations: 1, refusals: 0, stop: None, history: Vec::new() };
+        if options.max_iterations == 0 {
+            refiner.stop = Some(StopReason::MaxIterations);
+        }
+        let report = refiner.report();
+        refiner.history.push(report);
+        Ok(refiner)
+    }
+
+    /// The experiment.
+    pub fn experiment(&self) -> &Experiment {
+        &self.experiment
+    }
+
+    /// The parameters and their names.
+    pub fn problem(&self) -> &Problem {
+        &self.problem
+    }
+
+    /// The current point (structure and frames).
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The current linearisation (residuals, Jacobian, per-frame wR2 and scales).
+    pub fn linearisation(&self) -> &Linearisation {
+        &self.current
+    }
+
+    /// One report per taken iteration, the start included.
+    pub fn history(&self) -> &[StepReport] {
+        &self.history
+    }
+
+    /// Taken iterations.
+    pub fn iterations(&self) -> usize {
+        self.iteration
+    }
+
+    /// Model evaluations (each solves every frame).
+    pub fn evaluations(&self) -> usize {
+        self.evaluations
+    }
+
+    /// Why the run stopped, once it has.
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        self.stop
+    }
+
+    /// Whether the run has stopped.
+    pub fn is_done(&self) -> bool {
+        self.stop.is_some()
+    }
+
+    fn report(&self) -> StepReport {
+        StepReport { iteration: self.iteration, evaluations: self.evaluations, cost: self.current.cost(), wr2: super::metric::finite_mean(self.current.frame_wr2.iter().copied()), lambda: self.lambda, stop: self.stop }
+    }
+
+    /// One LM iteration: trial steps until one lowers the cost (then the Jacobian is re-evaluated
+    /// there) or the run stops. Cancellation is checked between model evaluations.
+    pub fn step(&mut self, cancel: &CancelToken) -> Result<StepReport, RefineError> {
+        if self.stop.is_some() {
+            return Ok(self.report());
+        }
+        let n = self.problem.params().len();
+        let (jtj, jtr) = normal_equations(&self.current.jacobian, &self.current.residuals, n);
+        let diag_floor = 1e-12 * jtj.iter().enumerate().map(|(i, row)| row[i]).fold(0.0_f64, f64::max).max(f64::MIN_POSITIVE);
+        let old_cost = self.current.cost();
+        loop {
+            cancel.check().map_err(|_| RefineError::Cancelled)?;
+            let mut damped = jtj.clone();
+            for (i, row) in damped.iter_mut().enumerate() {
+                row[i] += self.lambda * jtj[i][i].max(diag_floor);
+            }
+            let minus_g: Vec<f64> = jtr.iter().map(|g| -g).collect();
+            let Some(delta) = cholesky_solve(&damped, &minus_g) else {
+                self.lambda *= self.nu;
+                self.nu *= 2.0;
+                if self.refuse() {
+                    break;
+                }
+                continue;
+            };
+            let trial_state = self.state.stepped(self.problem.params(), &delta)?;
+            let trial = self.problem.linearise(&self.experiment, &trial_state, false);
+            self.evaluations += 1;
+            // A trial the model refuses (e.g. a matrix it cannot solve) counts as a refusal.
+            let new_cost = trial.as_ref().map_or(f64::INFINITY, Linearisation::cost);
+            // Decrease of Σr² the linear model predicts: |r|² − |r + Jδ|² = δᵀ(λDδ − Jᵀr).
+            let predicted: f64 = (0..n).map(|i| delta[i] * (self.lambda * jtj[i][i].max(diag_floor) * delta[i] - jtr[i])).sum();
+            let rho = if predicted > 0.0 { (old_cost - new_cost) / predicted } else { -1.0 };
+            if new_cost.is_finite() && new_cost < old_cost {
+                cancel.check().map_err(|_| RefineError::Cancelled)?;
+                self.current = self.problem.linearise(&self.experiment, &trial_state, true)?;
+                self.evaluations += 1;
+                self.state = trial_state;
+                self.iteration += 1;
+                self.refusals = 0;
+                self.lambda *= (1.0 - (2.0 * rho - 1.0).powi(3)).max(1.0 / 3.0);
+                self.nu = 2.0;
+                if (old_cost - new_cost) <= self.options.tolerance * old_cost {
+                    self.stop = Some(StopReason::Converged);
+                } else if self.iteration >= self.options.max_iterations {
+                    self.stop = Some(StopReason::MaxIterations);
+                }
+                break;
+            }
+            self.lambda *= self.nu;
+            self.nu *= 2.0;
+            if self.refuse() {
+                break;
+            }
+        }
+        let report = self.report();
+        self.history.push(report);
+        Ok(report)
+    }
+
+    fn refuse(&mut self) -> bool {
+        self.refusals += 1;
+        if self.refusals >= MAX_REFUSALS {
+            self.stop = Some(StopReason::Stationary);
+        }
+        self.stop.is_some()
+    }
+
+    /// The covariance of the parameters at the current point, σ̂²·(JᵀJ)⁻¹ with
+    /// σ̂² = Σr² / (m − n); `None` when JᵀJ is singular (a parameter the data do not determine).
+    pub fn covariance(&self) -> Option<Vec<Vec<f64>>> {
+        let n = self.problem.params().len();
+        let m = self.current.residuals.len();
+        let (jtj, _) = normal_equations(&self.current.jacobian, &self.current.residuals, n);
+        let variance = self.current.cost() / (m.saturating_sub(n).max(1)) as f64;
+        covariance(&jtj).map(|c| c.iter().map(|row| row.iter().map(|v| v * variance).collect()).collect())
+    }
+}
+
+/// JᵀJ and Jᵀr.
+fn normal_equations(jacobian: &[Vec<f64>], residuals: &[f64], n: usize) -> (Vec<Vec<f64>>, Vec<f64>) {
+    let mut jtj = vec![vec![0.0; n]; n];
+    let mut jtr = vec![0.0; n];
+    for (row, r) in jacobian.iter().zip(residuals) {
+        for i in 0..n {
+            jtr[i] += row[i] * r;
+            for j in 0..=i {
+                jtj[i][j] += row[i] * row[j];
+            }
+        }
+    }
+    for i in 0..n {
+        for j in 0..i {
+            jtj[j][i] = jtj[i][j];
+        }
+    }
+    (jtj, jtr)
+}
