@@ -9,6 +9,7 @@
 //! scatterlab stem reduce <master.h5> [--center ROW,COL] [--bf R] [--adf INNER,OUTER] [--mrad] [--bin K] [--allow-missing] [--scan ROWS,COLS] [--device cpu|gpu] --out <dir>
 //! scatterlab stem ssb <master.h5> [--center ROW,COL] [--bf R] [--rotation-deg A] [--transpose] [--C10 NM] [--C12 NM] [--phi12 RAD] [--dk INV_A_PER_PX] [--fit [--fit-rotation]] [--device cpu] --out <dir>
 //! scatterlab bloch simulate <cases.json> [--solver eigen|expm] [--conventions diffbloch|abtem] [--device cpu|gpu] --out <results.json>
+//! scatterlab bloch refine <experiment.yaml|dir> [--optimizer lm|adam|lbfgs] [--device cpu|gpu] [--max-iter N] --out <dir>
 //! scatterlab bloch simulate --cif <f.cif> --kv KV --zone U,V,W --thickness T1,T2 [--g-max G] [--sg-max S] [--ref H,K,L] [--tilt TX,TY] … --out <results.json>
 //! ```
 //!
@@ -17,6 +18,7 @@
 
 mod bloch_cif;
 mod bloch_geometry;
+mod bloch_refine;
 mod bloch_simulate;
 mod gpu_device;
 mod h5_ls;
@@ -98,6 +100,25 @@ enum BlochCommand {
         #[arg(long, default_value_t = scatterlab_bloch::Limits::default().max_grid_points)]
         max_grid_points: u64,
         /// Where to write the results JSON.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Refine the start structure of a diffBloch experiment (experiment.yaml, its .cif_pets and
+    /// start CIF) against the observed intensities: refined.cif, result.json and
+    /// observed_vs_calculated.csv in --out.
+    Refine {
+        /// The experiment directory or its experiment.yaml.
+        experiment: PathBuf,
+        /// Optimiser: lm (Levenberg–Marquardt, exact Jacobian), adam or lbfgs (diffBloch's objective).
+        #[arg(long, value_enum, default_value = "lm")]
+        optimizer: bloch_refine::OptimizerArg,
+        /// Device of the model: cpu (f64). gpu is refused (no GPU refinement yet; never a silent CPU run).
+        #[arg(long, default_value = "cpu")]
+        device: DeviceKind,
+        /// Most iterations (epochs for adam) [default: 50; adam: refinement.steps of the YAML].
+        #[arg(long)]
+        max_iter: Option<usize>,
+        /// Output directory.
         #[arg(long)]
         out: PathBuf,
     },
@@ -305,6 +326,9 @@ fn main() -> ExitCode {
         Domain::Bloch { command: BlochCommand::Simulate { cases, cif, solver, conventions, device, max_beams, max_grid_points, out } } => {
             let limits = scatterlab_bloch::Limits { max_beams, max_grid_points, ..Default::default() };
             bloch_simulate::run(&bloch_simulate::Args { cases: cases.as_deref(), cif: &cif, solver, conventions, device, limits, out: &out })
+        }
+        Domain::Bloch { command: BlochCommand::Refine { experiment, optimizer, device, max_iter, out } } => {
+            bloch_refine::run(&bloch_refine::Args { experiment: &experiment, optimizer, device, max_iter, out: &out })
         }
     };
     match result {

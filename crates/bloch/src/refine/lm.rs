@@ -17,20 +17,47 @@ use super::{Experiment, RefineError};
 /// Refusals in a row after which the point is taken as stationary.
 pub const MAX_REFUSALS: usize = 10;
 
+/// The optimiser of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Optimizer {
+    /// Levenberg–Marquardt on the residuals (the default).
+    Lm,
+    /// Adam on the mean per-frame wR2, as diffBloch's configured run (`refinement.optimizer`).
+    Adam,
+    /// L-BFGS on the mean per-frame wR2 with a backtracking line search.
+    Lbfgs,
+}
+
+impl Optimizer {
+    /// Its name as the CLI and `result.json` spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Optimizer::Lm => "lm",
+            Optimizer::Adam => "adam",
+            Optimizer::Lbfgs => "lbfgs",
+        }
+    }
+}
+
 /// Options of a refinement run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LmOptions {
-    /// Largest number of taken (Jacobian) iterations.
+    /// The optimiser.
+    pub optimizer: Optimizer,
+    /// Largest number of taken iterations (LM, L-BFGS) or epochs (Adam).
     pub max_iterations: usize,
-    /// Relative cost decrease of a taken step below which the run has converged.
+    /// Relative cost decrease of a taken step below which the run has converged (LM, L-BFGS).
     pub tolerance: f64,
-    /// Initial damping relative to diag(JᵀJ).
+    /// Initial damping relative to diag(JᵀJ) (LM).
     pub initial_lambda: f64,
+    /// Learning rate (Adam; diffBloch's `refinement.optimizer.lr`).
+    pub learning_rate: f64,
 }
 
 impl Default for LmOptions {
     fn default() -> Self {
-        Self { max_iterations: 50, tolerance: 1e-6, initial_lambda: 1e-3 }
+        Self { optimizer: Optimizer::Lm, max_iterations: 50, tolerance: 1e-6, initial_lambda: 1e-3, learning_rate: 1e-3 }
     }
 }
 
@@ -44,6 +71,17 @@ pub enum StopReason {
     Stationary,
     /// The iteration budget ran out.
     MaxIterations,
+}
+
+impl StopReason {
+    /// Its name in `result.json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::Converged => "converged",
+            StopReason::Stationary => "stationary",
+            StopReason::MaxIterations => "max_iterations",
+        }
+    }
 }
 
 /// What one [`Refiner::step`] did.
@@ -66,18 +104,21 @@ pub struct StepReport {
 /// A refinement in progress: the current structure, its linearisation and the damping state.
 #[derive(Debug, Clone)]
 pub struct Refiner {
-    experiment: Experiment,
-    problem: Problem,
-    options: LmOptions,
-    state: State,
-    current: Linearisation,
-    lambda: f64,
-    nu: f64,
-    iteration: usize,
-    evaluations: usize,
-    refusals: usize,
-    stop: Option<StopReason>,
-    history: Vec<StepReport>,
+    pub(super) experiment: Experiment,
+    pub(super) problem: Problem,
+    pub(super) options: LmOptions,
+    pub(super) state: State,
+    pub(super) current: Linearisation,
+    pub(super) lambda: f64,
+    pub(super) nu: f64,
+    pub(super) iteration: usize,
+    pub(super) evaluations: usize,
+    pub(super) refusals: usize,
+    pub(super) stop: Option<StopReason>,
+    pub(super) history: Vec<StepReport>,
+    pub(super) start: State,
+    pub(super) offsets: Vec<f64>,
+    pub(super) first_order: super::first_order::FirstOrder,
 }
 
 impl Refiner {
@@ -86,7 +127,26 @@ impl Refiner {
         let problem = Problem::new(&experiment)?;
         let state = problem.start(&experiment);
         let current = problem.linearise(&experiment, &state, true)?;
-        let mut refiner = Self { experiment, problem, options, state, current, lambda: options.initial_lambda, nu: 2.0, iteration: 0, evaluations: 1, refusals: 0, stop: None, history: Vec::new() };
+        let n = problem.params().len();
+        let first_order = super::first_order::FirstOrder::new(n);
+        let start = state.clone();
+        let mut refiner = Self {
+            experiment,
+            problem,
+            options,
+            state,
+            current,
+            lambda: options.initial_lambda,
+            nu: 2.0,
+            iteration: 0,
+            evaluations: 1,
+            refusals: 0,
+            stop: None,
+            history: Vec::new(),
+            start,
+            offsets: vec![0.0; n],
+            first_order,
+        };
         if options.max_iterations == 0 {
             refiner.stop = Some(StopReason::MaxIterations);
         }
@@ -103,6 +163,21 @@ impl Refiner {
     /// The parameters and their names.
     pub fn problem(&self) -> &Problem {
         &self.problem
+    }
+
+    /// The start point.
+    pub fn start(&self) -> &State {
+        &self.start
+    }
+
+    /// Σ of the steps taken along each parameter.
+    pub fn offsets(&self) -> &[f64] {
+        &self.offsets
+    }
+
+    /// The options.
+    pub fn options(&self) -> &LmOptions {
+        &self.options
     }
 
     /// The current point (structure and frames).
@@ -140,7 +215,7 @@ impl Refiner {
         self.stop.is_some()
     }
 
-    fn report(&self) -> StepReport {
+    pub(super) fn report(&self) -> StepReport {
         StepReport { iteration: self.iteration, evaluations: self.evaluations, cost: self.current.cost(), wr2: super::metric::finite_mean(self.current.frame_wr2.iter().copied()), lambda: self.lambda, stop: self.stop }
     }
 
@@ -149,6 +224,11 @@ impl Refiner {
     pub fn step(&mut self, cancel: &CancelToken) -> Result<StepReport, RefineError> {
         if self.stop.is_some() {
             return Ok(self.report());
+        }
+        if self.options.optimizer != Optimizer::Lm {
+            let report = super::first_order::step(self, cancel)?;
+            self.history.push(report);
+            return Ok(report);
         }
         let n = self.problem.params().len();
         let (jtj, jtr) = normal_equations(&self.current.jacobian, &self.current.residuals, n);
@@ -182,6 +262,7 @@ impl Refiner {
                 self.current = self.problem.linearise(&self.experiment, &trial_state, true)?;
                 self.evaluations += 1;
                 self.state = trial_state;
+                self.offsets.iter_mut().zip(&delta).for_each(|(o, d)| *o += d);
                 self.iteration += 1;
                 self.refusals = 0;
                 self.lambda *= (1.0 - (2.0 * rho - 1.0).powi(3)).max(1.0 / 3.0);

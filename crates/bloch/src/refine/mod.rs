@@ -5,10 +5,13 @@
 //! forward model ([`crate::frame::Frame`]), and diffBloch's per-frame wR2 / R_obs ([`metric`]).
 
 pub mod experiment;
+pub mod first_order;
 pub mod frames;
 mod linalg;
 pub mod lm;
 pub mod metric;
+pub mod outcome;
+pub mod output;
 pub mod pets;
 pub mod problem;
 mod yaml;
@@ -25,9 +28,10 @@ use crate::BlochError;
 
 pub use experiment::ExperimentConfig;
 pub use frames::{GeometryPlan, PlannedFrame};
-pub use lm::{LmOptions, Refiner, StepReport, StopReason};
+pub use lm::{LmOptions, Optimizer, Refiner, StepReport, StopReason};
 pub use problem::Problem;
 pub use metric::FrameMetrics;
+pub use output::{observed_vs_calculated_csv, refined_cif, SiteUncertainty};
 pub use pets::PetsData;
 
 /// Relative cell difference (any parameter) above which the CIF and PETS cells are refused, as

@@ -158,6 +158,11 @@ impl Problem {
         &self.names
     }
 
+    /// The number of residuals of each frame, in plan order.
+    pub fn frame_lengths(&self) -> Vec<usize> {
+        self.scored.iter().map(|s| s.rows.len()).collect()
+    }
+
     /// The number of residuals.
     pub fn residual_count(&self) -> usize {
         self.scored.iter().map(|s| s.rows.len()).sum()

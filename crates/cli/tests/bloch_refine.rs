@@ -1,0 +1,74 @@
+//! `scatterlab bloch refine` on `shared/fixtures/bloch/synthetic_quartz` (issue 18): the three
+//! outputs written, wR2 at the noise floor, and the wR2 of the written `refined.cif` — re-read and
+//! scored with the crate's own diffBloch metric — equal to the reported one.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use scatterlab_bloch::refine::Experiment;
+use serde_json::Value;
+
+fn experiment_dir() -> PathBuf {
+    std::env::var("SCATTERLAB_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
+        .join("bloch/synthetic_quartz")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("scatterlab-cli-refine-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn refine(args: &[&str], out: &Path) -> Output {
+    let dir = experiment_dir();
+    let mut all = vec!["--quiet", "bloch", "refine", dir.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    all.extend_from_slice(args);
+    Command::new(env!("CARGO_BIN_EXE_scatterlab")).args(&all).output().expect("run scatterlab")
+}
+
+#[test]
+fn refine_writes_cif_json_csv_at_the_noise_floor() {
+    let out = scratch("lm");
+    let run = refine(&[], &out);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    for key in ["wR2", "R_obs", "per_frame", "parameters", "atoms", "iterations", "seconds", "device", "optimizer"] {
+        assert!(result.get(key).is_some(), "result.json lacks {key}");
+    }
+    assert_eq!(result["optimizer"], "lm");
+    assert_eq!(result["device"], "cpu");
+    assert_eq!(result["per_frame"].as_array().unwrap().len(), 41);
+    let stderr = result["parameters"]["O1.x"]["stderr"].as_f64().unwrap();
+    assert!(stderr > 0.0 && stderr < 1e-3, "O1.x stderr {stderr}");
+
+    let experiment = Experiment::load(&experiment_dir()).unwrap();
+    let true_wr2 = experiment.evaluate(&experiment.read_structure(&experiment_dir().join("true.cif")).unwrap()).unwrap().wr2;
+    let reported = result["wR2"].as_f64().unwrap();
+    assert!(reported <= 1.05 * true_wr2, "wR2 {reported} vs true model {true_wr2}");
+    // The written CIF (values rounded to their s.u.) scores what result.json reports.
+    let written = experiment.evaluate(&experiment.read_structure(&out.join("refined.cif")).unwrap()).unwrap().wr2;
+    assert!((written - reported).abs() <= 1e-3 * reported, "refined.cif wR2 {written} vs reported {reported}");
+
+    let csv = std::fs::read_to_string(out.join("observed_vs_calculated.csv")).unwrap();
+    assert!(csv.starts_with("frame,h,k,l,I_obs,sigma,I_calc"));
+    assert_eq!(csv.lines().count(), 1 + 503);
+}
+
+#[test]
+fn refine_refuses_the_gpu_and_runs_adam_epochs() {
+    let out = scratch("gpu");
+    let run = refine(&["--device", "gpu"], &out);
+    assert!(!run.status.success());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("--device cpu"));
+
+    let out = scratch("adam");
+    let run = refine(&["--optimizer", "adam", "--max-iter", "3"], &out);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    assert_eq!(result["optimizer"], "adam");
+    assert_eq!(result["iterations"], 3);
+    assert_eq!(result["stop"], "max_iterations");
+    assert!(result["wR2"].as_f64().unwrap() < result["start"]["wR2"].as_f64().unwrap());
+}
