@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use scatterlab_bloch::crystal::Displacement;
-use scatterlab_bloch::refine::{Experiment, LmOptions, Refiner};
+use scatterlab_bloch::refine::{Experiment, LmOptions, Problem, Refiner};
 use scatterlab_core::CancelToken;
 use serde_json::Value;
 
@@ -61,4 +61,47 @@ fn lm_refines_quartz_to_the_noise_floor() {
     }
     assert!(refiner.iterations() <= 30, "{} iterations", refiner.iterations());
     assert!(evaluation.wr2 <= 1.05 * true_wr2, "wR2 {} vs true {true_wr2}", evaluation.wr2);
+}
+
+/// The problem's Jacobian (scales projected out) equals central differences of its residuals,
+/// for the structural parameters and, with the preprocessing fits switched on, for a frame's
+/// thickness and orientation.
+#[test]
+fn refinement_jacobian_matches_finite_differences() {
+    let dir = std::env::temp_dir().join(format!("scatterlab-refine-jac-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in ["experiment.yaml", "exp_data.cif_pets", "start.cif"] {
+        let text = std::fs::read_to_string(fixture_dir().join(entry)).unwrap();
+        let text = text.replace("optimize_orientation: false", "optimize_orientation: true").replace("optimize_thickness: false", "optimize_thickness: true");
+        std::fs::write(dir.join(entry), text).unwrap();
+    }
+    let experiment = Experiment::load(&dir).unwrap();
+    let problem = Problem::new(&experiment).unwrap();
+    let start = problem.start(&experiment);
+    let lin = problem.linearise(&experiment, &start, true).unwrap();
+    let names = problem.names();
+    // Structural columns, then frame 3's thickness and rotations.
+    let mut columns: Vec<usize> = (0..6).collect();
+    columns.extend(names.iter().enumerate().filter(|(_, n)| n.starts_with("frame4.")).map(|(i, _)| i));
+    assert_eq!(columns.len(), 10, "{names:?}");
+    for &p in &columns {
+        let h = match names[p].as_str() {
+            n if n.ends_with("thickness") => 1e-2,
+            n if n.contains(".rot_") => 1e-6,
+            _ => 1e-6,
+        };
+        let mut step = vec![0.0; names.len()];
+        step[p] = h;
+        let plus = problem.linearise(&experiment, &start.stepped(problem.params(), &step).unwrap(), false).unwrap();
+        step[p] = -h;
+        let minus = problem.linearise(&experiment, &start.stepped(problem.params(), &step).unwrap(), false).unwrap();
+        let (mut worst, mut scale) = (0.0_f64, 0.0_f64);
+        for i in 0..lin.residuals.len() {
+            let fd = (plus.residuals[i] - minus.residuals[i]) / (2.0 * h);
+            worst = worst.max((fd - lin.jacobian[i][p]).abs());
+            scale = scale.max(fd.abs());
+        }
+        println!("{}: max |J − FD| {worst:.3e} of max |FD| {scale:.3e}", names[p]);
+        assert!(worst <= 1e-4 * scale.max(1e-12), "{}: {worst} vs {scale}", names[p]);
+    }
 }

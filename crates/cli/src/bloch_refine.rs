@@ -52,8 +52,6 @@ pub fn run(args: &Args<'_>) -> Result<(), String> {
     for warning in &experiment.warnings {
         progress::summary(&format!("warning: {warning}"));
     }
-    let source_path = experiment.dir.join(&experiment.config.inputs.structure);
-    let source = std::fs::read_to_string(&source_path).map_err(|e| format!("{}: {e}", source_path.display()))?;
     let optimizer = match args.optimizer {
         OptimizerArg::Lm => Optimizer::Lm,
         OptimizerArg::Adam => Optimizer::Adam,
@@ -75,7 +73,7 @@ pub fn run(args: &Args<'_>) -> Result<(), String> {
     drop(bar);
     let seconds = started.elapsed().as_secs_f64();
     let finished = finish(&refiner, seconds).map_err(|e| e.to_string())?;
-    let cif = refined_cif(&source, &refiner.state().asu, &finished.uncertainties).map_err(|e| e.to_string())?;
+    let cif = refined_cif(&refiner.experiment().start_cif, &refiner.state().asu, &finished.uncertainties).map_err(|e| e.to_string())?;
     let json = serde_json::to_string_pretty(&finished.result).map_err(|e| e.to_string())?;
     for (name, text) in [("refined.cif", cif), ("result.json", json + "\n"), ("observed_vs_calculated.csv", observed_vs_calculated_csv(&finished.evaluation))] {
         let path = args.out.join(name);

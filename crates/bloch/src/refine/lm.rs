@@ -5,8 +5,10 @@
 //! Damping follows Nielsen (1999): the step solves (JᵀJ + λ·diag(JᵀJ)) δ = −Jᵀr; a step that
 //! lowers the cost is taken and λ shrinks by max(1/3, 1 − (2ρ − 1)³) with ρ the gain ratio; a
 //! step that does not is refused and λ grows by ν (doubling). Bounds (U ≥ 0, 0 ≤ occupancy ≤ 1)
-//! are kept by projecting the trial point. Stop: a taken step lowering the cost by less than
-//! `tolerance` (relative), ten refusals in a row, or `max_iterations`.
+//! are kept by projecting the trial point. Stop: the crystallographer's rule — every parameter's
+//! shift below `shift_su` of its standard uncertainty (SHELXL's shift/esd) — or a taken step
+//! lowering the cost by less than `tolerance` (relative), ten refusals in a row, or
+//! `max_iterations`.
 
 use scatterlab_core::CancelToken;
 
@@ -49,6 +51,8 @@ pub struct LmOptions {
     pub max_iterations: usize,
     /// Relative cost decrease of a taken step below which the run has converged (LM, L-BFGS).
     pub tolerance: f64,
+    /// Largest |shift| / s.u. of a taken LM step at which the run has converged.
+    pub shift_su: f64,
     /// Initial damping relative to diag(JᵀJ) (LM).
     pub initial_lambda: f64,
     /// Learning rate (Adam; diffBloch's `refinement.optimizer.lr`).
@@ -57,7 +61,7 @@ pub struct LmOptions {
 
 impl Default for LmOptions {
     fn default() -> Self {
-        Self { optimizer: Optimizer::Lm, max_iterations: 50, tolerance: 1e-6, initial_lambda: 1e-3, learning_rate: 1e-3 }
+        Self { optimizer: Optimizer::Lm, max_iterations: 50, tolerance: 1e-6, shift_su: 0.01, initial_lambda: 1e-3, learning_rate: 1e-3 }
     }
 }
 
@@ -97,6 +101,9 @@ pub struct StepReport {
     pub wr2: f64,
     /// Damping now.
     pub lambda: f64,
+    /// Largest |shift| / s.u. of the last taken step (NaN before the first, or without a
+    /// covariance).
+    pub max_shift_su: f64,
     /// Set once the run has stopped.
     pub stop: Option<StopReason>,
 }
@@ -114,6 +121,7 @@ pub struct Refiner {
     pub(super) iteration: usize,
     pub(super) evaluations: usize,
     pub(super) refusals: usize,
+    pub(super) max_shift_su: f64,
     pub(super) stop: Option<StopReason>,
     pub(super) history: Vec<StepReport>,
     pub(super) start: State,
@@ -141,6 +149,7 @@ impl Refiner {
             iteration: 0,
             evaluations: 1,
             refusals: 0,
+            max_shift_su: f64::NAN,
             stop: None,
             history: Vec::new(),
             start,
@@ -216,7 +225,7 @@ impl Refiner {
     }
 
     pub(super) fn report(&self) -> StepReport {
-        StepReport { iteration: self.iteration, evaluations: self.evaluations, cost: self.current.cost(), wr2: super::metric::finite_mean(self.current.frame_wr2.iter().copied()), lambda: self.lambda, stop: self.stop }
+        StepReport { iteration: self.iteration, evaluations: self.evaluations, cost: self.current.cost(), wr2: super::metric::finite_mean(self.current.frame_wr2.iter().copied()), lambda: self.lambda, max_shift_su: self.max_shift_su, stop: self.stop }
     }
 
     /// One LM iteration: trial steps until one lowers the cost (then the Jacobian is re-evaluated
@@ -267,7 +276,8 @@ impl Refiner {
                 self.refusals = 0;
                 self.lambda *= (1.0 - (2.0 * rho - 1.0).powi(3)).max(1.0 / 3.0);
                 self.nu = 2.0;
-                if (old_cost - new_cost) <= self.options.tolerance * old_cost {
+                self.max_shift_su = self.covariance().map_or(f64::NAN, |c| delta.iter().enumerate().map(|(i, d)| d.abs() / c[i][i].max(0.0).sqrt()).fold(0.0, f64::max));
+                if self.max_shift_su < self.options.shift_su || (old_cost - new_cost) <= self.options.tolerance * old_cost {
                     self.stop = Some(StopReason::Converged);
                 } else if self.iteration >= self.options.max_iterations {
                     self.stop = Some(StopReason::MaxIterations);

@@ -128,6 +128,8 @@ pub struct Experiment {
     pub pets: PetsData,
     /// The start structure (asymmetric unit in the PETS cell).
     pub start: AsymmetricUnit,
+    /// The start CIF's text (the refined CIF keeps its symmetry block).
+    pub start_cif: String,
     /// Frames, tilts, beam sets and scored reflections.
     pub plan: GeometryPlan,
     /// Non-fatal findings (e.g. a CIF cell 1–5 % off the PETS cell).
@@ -167,27 +169,44 @@ impl Experiment {
     /// YAML names are read.
     pub fn load(path: &Path) -> Result<Self, RefineError> {
         let (dir, yaml) = if path.is_dir() { (path.to_path_buf(), path.join("experiment.yaml")) } else { (path.parent().unwrap_or(Path::new(".")).to_path_buf(), path.to_path_buf()) };
-        let config = ExperimentConfig::parse(&yaml.display().to_string(), &read_text(&yaml)?)?;
+        let yaml_text = read_text(&yaml)?;
+        let mut experiment = Self::from_texts(&yaml.display().to_string(), &yaml_text, &mut |name| read_text(&dir.join(name)).map(|text| (dir.join(name).display().to_string(), text)))?;
+        experiment.dir = dir;
+        Ok(experiment)
+    }
+
+    /// Builds an experiment from the YAML text and a reader of the files it names (`read(name)`
+    /// → (display name, text)): a browser's picked or dropped files, a Worker's, Python's.
+    /// `yaml_name` names the YAML in errors. [`Experiment::dir`] is left empty.
+    pub fn from_texts(yaml_name: &str, yaml_text: &str, read: &mut dyn FnMut(&str) -> Result<(String, String), RefineError>) -> Result<Self, RefineError> {
+        let config = ExperimentConfig::parse(yaml_name, yaml_text)?;
         config.check_supported()?;
-        let pets_path = dir.join(&config.inputs.exp_data[0]);
-        let pets = PetsData::parse(&pets_path.display().to_string(), &read_text(&pets_path)?)?;
+        let pets_name = config.inputs.exp_data.first().ok_or_else(|| RefineError::Yaml { file: yaml_name.to_owned(), key: "inputs.exp_data".to_owned(), message: "names no file".to_owned() })?;
+        let (pets_file, pets_text) = read(pets_name)?;
+        let pets = PetsData::parse(&pets_file, &pets_text)?;
         let mut warnings = Vec::new();
-        let start = Self::read_structure_with(&config, &pets, &dir.join(&config.inputs.structure), &mut warnings)?;
+        let (cif_file, cif_text) = read(&config.inputs.structure)?;
+        let start = Self::structure_from_text(&config, &pets, &cif_file, &cif_text, &mut warnings)?;
         let f000 = f000(&start, config.blochwave.absorption, &pets)?;
         let plan = GeometryPlan::build(&config, &pets, f000)?;
-        Ok(Self { dir, config, pets, start, plan, warnings })
+        Ok(Self { dir: PathBuf::new(), config, pets, start, start_cif: cif_text, plan, warnings })
     }
 
     /// Reads another structure (e.g. a true or refined model) as the start one is read: its
     /// cell checked against and replaced by the PETS cell, hydrogens dropped unless the YAML
     /// keeps them, its symmetry checked against the PETS metric.
     pub fn read_structure(&self, cif: &Path) -> Result<AsymmetricUnit, RefineError> {
-        Self::read_structure_with(&self.config, &self.pets, cif, &mut Vec::new())
+        self.structure(&cif.display().to_string(), &read_text(cif)?)
     }
 
-    fn read_structure_with(config: &ExperimentConfig, pets: &PetsData, cif: &Path, warnings: &mut Vec<String>) -> Result<AsymmetricUnit, RefineError> {
-        let file = cif.display().to_string();
-        let mut asu = parse_cif_asymmetric("", &read_text(cif)?).map_err(|source| RefineError::Structure { file: file.clone(), source })?;
+    /// [`Experiment::read_structure`] of CIF text (`file` names it in errors).
+    pub fn structure(&self, file: &str, cif_text: &str) -> Result<AsymmetricUnit, RefineError> {
+        Self::structure_from_text(&self.config, &self.pets, file, cif_text, &mut Vec::new())
+    }
+
+    fn structure_from_text(config: &ExperimentConfig, pets: &PetsData, file: &str, cif_text: &str, warnings: &mut Vec<String>) -> Result<AsymmetricUnit, RefineError> {
+        let file = file.to_owned();
+        let mut asu = parse_cif_asymmetric("", cif_text).map_err(|source| RefineError::Structure { file: file.clone(), source })?;
         let names = ["a", "b", "c", "alpha", "beta", "gamma"];
         let cif_cell = [asu.cell.lengths[0], asu.cell.lengths[1], asu.cell.lengths[2], asu.cell.angles_deg[0], asu.cell.angles_deg[1], asu.cell.angles_deg[2]];
         for ((name, &ours), &theirs) in names.iter().zip(&cif_cell).zip(&pets.cell) {

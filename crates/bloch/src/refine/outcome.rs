@@ -105,6 +105,24 @@ pub struct RefineResult {
     pub optimizer: String,
     /// The scatterlab version.
     pub version: String,
+    /// One entry per taken iteration, the start first.
+    pub history: Vec<HistoryPoint>,
+}
+
+/// The run's state after one taken iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct HistoryPoint {
+    /// Taken iterations so far.
+    pub iteration: usize,
+    /// Model evaluations so far.
+    pub evaluations: usize,
+    /// Σ r² (the LM cost: Σ_f wR2_f² at the continuous scales).
+    pub cost: f64,
+    /// Mean per-frame wR2 at the continuous optimal scales.
+    #[serde(rename = "wR2")]
+    pub wr2: f64,
+    /// Largest |shift| / s.u. of the step that led here (LM; null otherwise).
+    pub max_shift_su: Option<f64>,
 }
 
 /// The accumulated step of each parameter, its value and its variance mapped onto the
@@ -276,6 +294,7 @@ pub fn finish(refiner: &super::Refiner, seconds: f64) -> Result<Finished, super:
         device: "cpu".to_owned(),
         optimizer: refiner.options().optimizer.name().to_owned(),
         version: scatterlab_core::VERSION.to_owned(),
+        history: refiner.history().iter().map(|h| HistoryPoint { iteration: h.iteration, evaluations: h.evaluations, cost: h.cost, wr2: h.wr2, max_shift_su: h.max_shift_su.is_finite().then_some(h.max_shift_su) }).collect(),
     };
     Ok(Finished { result, uncertainties: summary.site_uncertainties(), evaluation })
 }
