@@ -34,6 +34,9 @@ struct FitOut {
     chi2: f64,
     n_points: usize,
     evaluations: usize,
+    /// DE generations (de, mcmc): equal to the app's and the npm package's for one seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    generations: Option<usize>,
     seconds: f64,
     device: String,
     method: String,
@@ -95,6 +98,7 @@ pub fn run(args: &FitArgs<'_>) -> Result<(), String> {
         }
     };
     let mut stops = Vec::new();
+    let mut generations = None;
     let (x, stderr, chi2, evaluations, mcmc) = match args.method {
         Method::Lm => {
             let r = fit::levenberg_marquardt(&objective, &objective.start(), &lm_options, &mut report, &cancel).map_err(at)?;
@@ -110,6 +114,7 @@ pub fn run(args: &FitArgs<'_>) -> Result<(), String> {
                 format!("DE stopped at its generation limit ({})", de.generations)
             });
             stops.push(lm_stop(&lm));
+            generations = Some(de.generations);
             let (x, chi2) = if lm.chi2 <= de.chi2 { (lm.x.clone(), lm.chi2) } else { (de.x.clone(), de.chi2) };
             if args.method == Method::De {
                 (x, lm.stderr, chi2, de.evaluations + lm.evaluations, None)
@@ -162,6 +167,7 @@ pub fn run(args: &FitArgs<'_>) -> Result<(), String> {
         chi2,
         n_points: objective.n_points(),
         evaluations,
+        generations,
         seconds,
         device: args.device.name().to_owned(),
         method: format!("{:?}", args.method).to_lowercase(),

@@ -1,18 +1,19 @@
 //! Fitting behind `Scatterlab.fit`: the methods of `scatterlab refl fit` (DE + LM polish, LM, and
 //! DE + LM + ensemble sampler), driven so that the Web Worker running them stays responsive.
 //!
-//! # Why differential evolution runs one generation per call
+//! # Why differential evolution runs one generation per step
 //! A worker handles its next message (a cancel) only when the running wasm call returns to the
 //! event loop. On the CPU, [`fit::differential_evolution`]'s future never waits on anything (its
 //! batches are computed synchronously), so awaiting it once would run the whole fit without ever
-//! returning. [`run_fit`] therefore runs DE one generation at a time, each call resuming from the
-//! previous call's population, and awaits [`FitHost::pause`] between generations: the JS host lets
+//! returning. [`run_fit`] therefore steps a [`fit::DeRun`] one generation at a time and awaits
+//! [`FitHost::pause`] between generations: the JS host lets
 //! the event loop turn there (a `setTimeout(0)` promise, after the first generation and then once
 //! 20 ms of work have passed) and, if the caller's `AbortSignal` was aborted meanwhile, cancels the
 //! [`CancelToken`]. The fit then stops and returns its best point and its population (`state`), from
-//! which a later call resumes (DE) or polishes (LM). Each generation's random stream is seeded from
-//! (seed, generation), so one seed gives one result on one platform. (rand 0.8 draws indices from
-//! `usize`, so wasm32 and 64-bit native runs of the same seed differ.)
+//! which a later call resumes (DE) or polishes (LM). DE is `scatterlab_refl`'s [`fit::DeRun`]: each
+//! generation's random stream is seeded from (seed, global generation) and indices are drawn at
+//! 64-bit width, and the stop rule is the library's, so one seed gives the generations, evaluations
+//! and population of `scatterlab refl fit` and of the desktop app (a resumed fit included).
 //!
 //! LM is synchronous and short (tens of iterations on the CPU): it reports progress but is not
 //! paused. The ensemble sampler runs one step per call ([`fit::EnsembleSampler`]), pausing in
@@ -22,7 +23,7 @@
 use std::future::Future;
 
 use scatterlab_core::CancelToken;
-use scatterlab_refl::fit::{self, DeOptions, DeResult, FitProgress, LmOptions, McmcOptions, Objective, ObjectiveOptions};
+use scatterlab_refl::fit::{self, DeOptions, DeResult, DeRun, FitProgress, LmOptions, McmcOptions, Objective, ObjectiveOptions};
 use scatterlab_refl::model::Model;
 use scatterlab_refl::{Engine, ReflError};
 
@@ -159,14 +160,6 @@ pub fn parse_model(text: &str) -> Result<Model, ReflError> {
     }
 }
 
-/// The seed of DE generation `generation` (splitmix64 of the two).
-fn generation_seed(seed: u64, generation: usize) -> u64 {
-    let mut z = seed.wrapping_add((generation as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// Turns the fitters' reports into [`FitReport`]s: evaluations offset by the earlier phases.
 struct Reporter<'h, H: FitHost> {
     host: &'h mut H,
@@ -184,28 +177,21 @@ impl<H: FitHost> Reporter<'_, H> {
     }
 }
 
-/// Runs DE for `options.max_generations` more generations, one generation per call, pausing in between.
+/// Runs DE for `options.max_generations` more generations, one [`DeRun`] step per generation,
+/// pausing in between. `DeRun` seeds each generation from (seed, global generation) and applies
+/// the stop rule, so this is the trajectory of `scatterlab refl fit` and of the desktop app.
+/// A resumed state's own `converged` is ignored: resuming asks for more generations.
 async fn run_de<H: FitHost>(objective: &Objective<'_>, engine: Engine<'_>, options: &FitOptions, reporter: &mut Reporter<'_, H>, cancel: &CancelToken) -> Result<DeResult, ReflError> {
-    let mut state = options.resume.clone();
-    let mut generation = state.as_ref().map_or(0, |s| s.generations);
-    let target = generation + options.max_generations;
-    // A resumed state's own `converged` is ignored: resuming asks for more generations.
-    let mut converged = false;
-    loop {
-        if state.is_some() && (converged || generation >= target || cancel.is_cancelled()) {
-            break;
-        }
-        let de_options = DeOptions { popsize: options.popsize, max_generations: 1, seed: generation_seed(options.seed, generation + 1), ..Default::default() };
-        let r = {
-            let mut report = |p: &FitProgress| reporter.report(&FitProgress { max_iterations: target, ..*p }, 0, generation + 1);
-            fit::differential_evolution(objective, engine, &de_options, state.as_ref(), &mut report, cancel).await?
-        };
-        generation += r.generations;
-        converged = r.converged;
-        state = Some(DeResult { generations: generation, ..r });
+    let de_options = DeOptions { popsize: options.popsize, max_generations: options.max_generations, seed: options.seed, ..Default::default() };
+    let mut run = DeRun::start(objective, engine, &de_options, options.resume.as_ref()).await?;
+    let target = run.state().generations + options.max_generations;
+    while !run.is_done() && !cancel.is_cancelled() {
+        let p = run.step(objective, engine).await?;
+        let generation = run.state().generations;
+        reporter.report(&FitProgress { max_iterations: target, ..p }, 0, generation);
         reporter.host.pause().await;
     }
-    state.ok_or_else(|| ReflError::input("differential evolution", "did not run"))
+    run.finish()
 }
 
 /// Fits the model or fit task in `text` on `engine` (LM always on the CPU, in f64).

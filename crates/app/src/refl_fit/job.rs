@@ -1,7 +1,7 @@
 //! One fit, run as a background job on the desktop: DE (generation by generation), LM polish,
 //! optional MCMC, on a worker thread (`compute_job::spawn`; `pause` does nothing there).
 //!
-//! [`run_fit`] is written against an async `pause`, awaited between DE generations and LM chunks,
+//! [`run_fit`] is written against an async `pause`, awaited between DE generations,
 //! so a host that must return to an event loop could drive it; the web build does not use it: it
 //! sends every fit to the npm package's Web Worker instead (`worker_fit.rs`), which runs the same
 //! fitters with their own pauses, so the egui thread never computes.
@@ -16,7 +16,7 @@ use super::stages::{chi2_at, de_stage, lm_stage, Reporter};
 use super::{FitRequest, FitResult, McmcSummary, Method, ProgressSink, Stage, Start};
 
 /// Runs `request` on `engine` (DE and MCMC batches; LM always runs on the CPU in f64).
-/// `pause()` is awaited between DE generations and LM chunks.
+/// `pause()` is awaited between DE generations.
 pub async fn run_fit<P, F>(
     request: &FitRequest,
     engine: Engine<'_>,
@@ -39,7 +39,9 @@ where
     let report = Reporter { sink, repaint };
     let start = objective.start();
     let start_chi2 = chi2_at(&objective, &start).await?;
-    let mut evaluations = 1;
+    // The fit's own evaluations (DE, LM, MCMC), as the CLI and the npm worker count them; the
+    // start χ² above is for display and not counted.
+    let mut evaluations = 0;
     let mut notes = Vec::new();
 
     let de = match &request.start {
@@ -61,7 +63,7 @@ where
     let mut stderr = None;
     let mut mcmc = None;
     if !cancel.is_cancelled() {
-        match lm_stage(&objective, &x, evaluations, &report, cancel, &pause).await {
+        match lm_stage(&objective, &x, evaluations, &report, cancel) {
             Ok(lm) => {
                 evaluations += lm.evaluations;
                 x = lm.x;

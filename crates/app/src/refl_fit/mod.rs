@@ -39,7 +39,7 @@ pub use settings::{
     DeState, FitRequest, FitResult, FitSettings, McmcSummary, Method, Progress, ProgressSink,
     Stage, Start,
 };
-pub use stages::generation_seed;
+pub use stages::de_options;
 pub use update::fmt_chi2;
 
 /// A file read in the background (web drops and picks): its name and bytes, or why not.

@@ -59,8 +59,9 @@ impl Default for FitSettings {
             method: Method::DeLm,
             seed: 1,
             device: Device::Cpu,
-            max_generations: 300,
-            popsize: 15,
+            // The library's defaults, as in the CLI and the npm package (one seed, one fit).
+            max_generations: scatterlab_refl::fit::DeOptions::default().max_generations,
+            popsize: scatterlab_refl::fit::DeOptions::default().popsize,
             mcmc_steps: 400,
             log_transform: false,
         }

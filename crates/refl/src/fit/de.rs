@@ -4,9 +4,10 @@
 //! trial vectors is built first and evaluated as one batch (one GPU dispatch, or all CPU cores).
 
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use scatterlab_core::CancelToken;
 
+pub use super::de_run::DeRun;
 use super::{FitProgress, Objective};
 use crate::{Engine, ReflError};
 
@@ -30,13 +31,13 @@ pub struct DeOptions {
     pub mutation: (f64, f64),
     /// Crossover probability.
     pub recombination: f64,
-    /// Maximum number of generations.
+    /// Generations to run in this call, counted from a resumed state's (a fresh run's limit).
     pub max_generations: usize,
     /// Relative convergence tolerance on the spread of χ².
     pub tol: f64,
     /// Absolute convergence tolerance.
     pub atol: f64,
-    /// Random seed.
+    /// Random seed: the base of every generation's seed ([`generation_seed`]).
     pub seed: u64,
 }
 
@@ -55,9 +56,9 @@ pub struct DeResult {
     pub chi2: f64,
     /// Objective evaluations (model curve sets) used.
     pub evaluations: usize,
-    /// Generations run.
+    /// Generations of this population, those of resumed runs included (the global generation).
     pub generations: usize,
-    /// Whether the convergence criterion was met (false: generation limit).
+    /// Whether the convergence criterion was met in this run (false: generation limit or cancel).
     pub converged: bool,
     /// Final population (free-parameter vectors) and their χ², for resuming.
     pub population: Vec<Vec<f64>>,
@@ -65,7 +66,33 @@ pub struct DeResult {
     pub energies: Vec<f64>,
 }
 
-/// Runs differential evolution. `resume` continues from a previous result's population.
+/// The seed of global generation `generation` of a run seeded with `seed`: generation 0 draws the
+/// start population, generation g ≥ 1 the g-th set of trial vectors. It is the (generation + 1)-th
+/// output of splitmix64 started at `seed`. Every front end reaches DE through [`DeRun`], which
+/// reseeds each generation from this, so a run stopped after n generations and resumed from its
+/// [`DeResult`] draws exactly what one uninterrupted run draws (CLI, desktop app, web worker alike).
+pub fn generation_seed(seed: u64, generation: usize) -> u64 {
+    let mut z = seed.wrapping_add((generation as u64).wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// DE's convergence test (scipy's): every member's χ² is finite and their standard deviation is
+/// at most `atol + tol·|mean|`. The one rule every front end stops on ([`DeRun::is_done`]).
+pub fn de_converged(energies: &[f64], options: &DeOptions) -> bool {
+    let n = energies.len();
+    if n == 0 || energies.iter().any(|e| !e.is_finite()) {
+        return false;
+    }
+    let mean = energies.iter().sum::<f64>() / n as f64;
+    let std = (energies.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
+    std <= options.atol + options.tol * mean.abs()
+}
+
+/// Runs differential evolution: up to `options.max_generations` generations (counted from
+/// `resume`'s, which this run continues), stopping early at convergence ([`de_converged`]) or a
+/// cancel. The same as driving a [`DeRun`] step by step, which the interactive front ends do.
 pub async fn differential_evolution(
     objective: &Objective<'_>,
     engine: Engine<'_>,
@@ -74,103 +101,12 @@ pub async fn differential_evolution(
     progress: &mut dyn FnMut(&FitProgress),
     cancel: &CancelToken,
 ) -> Result<DeResult, ReflError> {
-    let dim = objective.dimension();
-    let bounds: Vec<[f64; 2]> = (0..dim).map(|k| objective.bounds(k)).collect();
-    if let Some(k) = bounds.iter().position(|b| !(b[0].is_finite() && b[1].is_finite())) {
-        return Err(ReflError::input(format!("parameter '{}'", objective.names()[k]), "differential evolution needs finite bounds"));
+    let mut run = DeRun::start(objective, engine, options, resume).await?;
+    while !run.is_done() && !cancel.is_cancelled() {
+        let p = run.step(objective, engine).await?;
+        progress(&p);
     }
-    if !(0.0..=1.0).contains(&options.recombination) || !(options.mutation.0 > 0.0 && options.mutation.0 <= options.mutation.1 && options.mutation.1 < 2.0) {
-        return Err(ReflError::input("differential evolution options", "recombination must be in [0, 1] and mutation 0 < lo ≤ hi < 2"));
-    }
-    let to_x = |u: &[f64]| -> Vec<f64> { u.iter().zip(&bounds).map(|(u, b)| b[0] + u * (b[1] - b[0])).collect() };
-    let to_u = |x: &[f64]| -> Vec<f64> { x.iter().zip(&bounds).map(|(x, b)| ((x - b[0]) / (b[1] - b[0])).clamp(0.0, 1.0)).collect() };
-    let mut rng = StdRng::seed_from_u64(options.seed);
-
-    let (mut pop, mut energies, mut evaluations) = match resume {
-        Some(r) if !r.population.is_empty() && r.population.iter().all(|x| x.len() == dim) => {
-            (r.population.iter().map(|x| to_u(x)).collect::<Vec<_>>(), r.energies.clone(), r.evaluations)
-        }
-        _ => {
-            let n = (options.popsize * dim).max(5);
-            let pop = latin_hypercube(n, dim, &mut rng);
-            let xs: Vec<Vec<f64>> = pop.iter().map(|u| to_x(u)).collect();
-            let e = objective.chi2_batch(engine, &xs).await?;
-            (pop, e, n)
-        }
-    };
-    let n = pop.len();
-    if n < 4 {
-        return Err(ReflError::input("differential evolution population", format!("needs at least 4 members, has {n}")));
-    }
-    let sanitize = |e: f64| if e.is_nan() { f64::INFINITY } else { e };
-    energies.iter_mut().for_each(|e| *e = sanitize(*e));
-    let mut best = argmin(&energies);
-    let mut converged = false;
-    let mut generation = 0;
-    while generation < options.max_generations {
-        if cancel.is_cancelled() {
-            break;
-        }
-        generation += 1;
-        let f = rng.gen_range(options.mutation.0..=options.mutation.1);
-        let trials: Vec<Vec<f64>> = (0..n)
-            .map(|i| {
-                let [r0, r1, r2] = distinct3(n, i, &mut rng);
-                let base = match options.strategy {
-                    Strategy::Best1Bin => best,
-                    Strategy::Rand1Bin => r0,
-                };
-                let j_rand = rng.gen_range(0..dim);
-                (0..dim)
-                    .map(|j| {
-                        if j == j_rand || rng.gen::<f64>() < options.recombination {
-                            let v = pop[base][j] + f * (pop[r1][j] - pop[r2][j]);
-                            if (0.0..=1.0).contains(&v) {
-                                v
-                            } else {
-                                rng.gen::<f64>()
-                            }
-                        } else {
-                            pop[i][j]
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
-        let xs: Vec<Vec<f64>> = trials.iter().map(|u| to_x(u)).collect();
-        let trial_energies = objective.chi2_batch(engine, &xs).await?;
-        evaluations += n;
-        for (i, (u, e)) in trials.into_iter().zip(trial_energies).enumerate() {
-            let e = sanitize(e);
-            if e <= energies[i] {
-                pop[i] = u;
-                energies[i] = e;
-            }
-        }
-        best = argmin(&energies);
-        progress(&FitProgress { method: "de", iteration: generation, max_iterations: options.max_generations, best_chi2: energies[best], evaluations });
-        let finite: Vec<f64> = energies.iter().copied().filter(|e| e.is_finite()).collect();
-        if finite.len() == n {
-            let mean = finite.iter().sum::<f64>() / n as f64;
-            let std = (finite.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
-            if std <= options.atol + options.tol * mean.abs() {
-                converged = true;
-                break;
-            }
-        }
-    }
-    if !energies[best].is_finite() {
-        return Err(ReflError::input("differential evolution", "no population member has a finite χ²"));
-    }
-    Ok(DeResult {
-        x: to_x(&pop[best]),
-        chi2: energies[best],
-        evaluations,
-        generations: generation,
-        converged,
-        population: pop.iter().map(|u| to_x(u)).collect(),
-        energies,
-    })
+    run.finish()
 }
 
 /// n points in [0, 1]^dim, one in each of n equal slices per dimension.
@@ -179,7 +115,7 @@ pub fn latin_hypercube(n: usize, dim: usize, rng: &mut StdRng) -> Vec<Vec<f64>> 
     for j in 0..dim {
         let mut slots: Vec<usize> = (0..n).collect();
         for i in (1..n).rev() {
-            slots.swap(i, rng.gen_range(0..=i));
+            slots.swap(i, index_below(i + 1, rng));
         }
         for (i, s) in slots.into_iter().enumerate() {
             pop[i][j] = (s as f64 + rng.gen::<f64>()) / n as f64;
@@ -188,16 +124,23 @@ pub fn latin_hypercube(n: usize, dim: usize, rng: &mut StdRng) -> Vec<Vec<f64>> 
     pop
 }
 
-fn argmin(values: &[f64]) -> usize {
+/// A uniform index in `0..n`, drawn as a u64 so that wasm32 (32-bit `usize`) and 64-bit native
+/// builds take the same draws from one seed (rand 0.8 samples a `usize` range at `usize` width).
+pub(super) fn index_below(n: usize, rng: &mut StdRng) -> usize {
+    rng.gen_range(0..n as u64) as usize
+}
+
+/// Index of the smallest value (the first of equals).
+pub(super) fn argmin(values: &[f64]) -> usize {
     values.iter().enumerate().fold(0, |best, (i, &v)| if v < values[best] { i } else { best })
 }
 
 /// Three distinct indices different from `i`.
-fn distinct3(n: usize, i: usize, rng: &mut StdRng) -> [usize; 3] {
+pub(super) fn distinct3(n: usize, i: usize, rng: &mut StdRng) -> [usize; 3] {
     let mut out = [usize::MAX; 3];
     let mut k = 0;
     while k < 3 {
-        let c = rng.gen_range(0..n);
+        let c = index_below(n, rng);
         if c != i && !out[..k].contains(&c) {
             out[k] = c;
             k += 1;

@@ -6,13 +6,14 @@
 //! callers time their runs.
 
 mod de;
+mod de_run;
 mod linalg;
 mod lm;
 mod mcmc;
 mod objective;
 pub mod task;
 
-pub use de::{differential_evolution, latin_hypercube, DeOptions, DeResult, Strategy};
+pub use de::{de_converged, differential_evolution, generation_seed, latin_hypercube, DeOptions, DeResult, DeRun, Strategy};
 pub use lm::{levenberg_marquardt, LmOptions, LmResult};
 pub use mcmc::{ensemble_sampler, integrated_time, EnsembleSampler, McmcOptions, McmcResult};
 pub use objective::{check_point, Objective, ObjectiveOptions};
