@@ -171,7 +171,9 @@ impl EnsembleSampler {
             let mut proposals = Vec::with_capacity(half);
             let mut log_z = Vec::with_capacity(half);
             for j in active.clone() {
-                let k = self.rng.gen_range(other.clone());
+                // Drawn at 64-bit width: a usize range samples differently on wasm32, and the same
+                // seed must give the same chain in the browser as natively.
+                let k = self.rng.gen_range(other.start as u64..other.end as u64) as usize;
                 let z = ((a - 1.0) * self.rng.gen::<f64>() + 1.0).powi(2) / a;
                 proposals.push(self.pos[k].iter().zip(&self.pos[j]).map(|(xk, xj)| xk + z * (xj - xk)).collect::<Vec<f64>>());
                 log_z.push(z.ln());
