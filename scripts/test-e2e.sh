@@ -7,7 +7,7 @@
 #   tests/e2e/package.mjs  the npm package (wrapper + worker + wasm) on CPU and GPU, errors as Errors
 #   tests/e2e/fit.mjs      fitting in the package's worker: progress, seeded result, cancel, resume, polish
 #   tests/e2e/app_fit.mjs  the app's Fit tab through its widgets: file dialog, fit in the worker, downloads, cancel, MCMC
-#   tests/e2e/h5.mjs       HDF5 / 4D-STEM Files in the package's worker: stemInfo, tree, frames, stream sums, cancel, missing file
+#   tests/e2e/h5.mjs       HDF5 / 4D-STEM Files in the package's worker: stemInfo, tree, frames, stream sums, cancel, missing file, ssb
 # Screenshots land in tests/e2e/out/ (git-ignored).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -3,7 +3,8 @@
 // from fixture bytes injected here (shared/ is not served), opens them in the package's Web
 // Worker (read range by range with FileReaderSync), and checks stemInfo, the tree, readFrames,
 // streamFrames (sums equal the native reference counts), a missing data file named, a cancel
-// mid-stream and a throwing onBatch; every check on that page must pass.
+// mid-stream and a throwing onBatch, and SSB ptychography (`files.ssb`: the native phase, a fit,
+// a NaN option named); every check on that page must pass.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CHROMIUM_BASE_ARGS, launchBrowser, log, repoRoot, startServer } from "./harness.mjs";

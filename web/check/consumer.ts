@@ -1,7 +1,7 @@
 // Type-checks the built package as a consumer sees it (package.json "exports" and dist/*.d.ts);
 // never run. scripts/build-web.sh runs `tsc -p web/check` after bundling.
 import { Scatterlab, type FitProgress, type FitResult, type ReflectivityResult, type StackColumns } from "scatterlab";
-import type { H5FrameBatch, H5Files, H5Pixels, H5StreamResult, H5Tree, StemInfo } from "scatterlab";
+import type { H5FrameBatch, H5Files, H5Pixels, H5StreamResult, H5Tree, SsbResult, StemInfo } from "scatterlab";
 import initWasm, { H5Session, Scatterlab as WasmScatterlab } from "scatterlab/pkg";
 
 export async function example(): Promise<number> {
@@ -41,7 +41,14 @@ export async function h5Example(picked: FileList, lab: Scatterlab): Promise<numb
   const done: H5StreamResult = await files.streamFrames((b: H5FrameBatch) => void b.data.length, { maxFrames: 64, signal: controller.signal });
   // @ts-expect-error: the mask policy is "zero" | "keep" only.
   await files.readFrames(0, 1, { mask: "drop" });
+  const ssb: SsbResult = await files.ssb({ aberrations: { C10_nm: 3 }, fit: { maxFullEvaluations: 30 } }, (p) => void (p.done / p.total));
+  const phase: Float32Array = ssb.phase;
+  const [rows, cols]: [number, number] = ssb.shape;
+  const fitted: boolean = ssb.record.fitted;
+  // @ts-expect-error: unknown SSB options are not accepted.
+  await files.ssb({ radius: 3 });
   const raw = H5Session.open([...picked]);
   const step = raw.streamNext(8);
-  return tree.nodes.length + frames.length + done.framesDone + (info.det_shape[0] ?? 0) + step.framesTotal;
+  const rawSsb = raw.ssb({ bfRadius: 9 }, (done: number, total: number) => void (done / total));
+  return tree.nodes.length + frames.length + done.framesDone + (info.det_shape[0] ?? 0) + step.framesTotal + phase.length + rows * cols + (fitted ? 1 : 0) + rawSsb.shape[0] + ssb.aberrations.C12_nm;
 }

@@ -9,6 +9,7 @@
  * const first = await files.readFrames(0, 16);                 // Uint16Array | Uint32Array
  * const controller = new AbortController();
  * await files.streamFrames((b) => accumulate(b.data, b.n), { maxFrames: 256, signal: controller.signal });
+ * const { phase, shape, aberrations } = await files.ssb({ fit: true }); // SSB ptychography, Float32Array
  * ```
  * @module
  */
@@ -129,6 +130,105 @@ export interface H5StreamResult {
   cancelled: boolean;
 }
 
+/** Probe aberrations: defocus C10 and two-fold astigmatism C12 (nm) at angle φ12 (rad, from the row axis). */
+export interface SsbAberrations {
+  C10_nm: number;
+  C12_nm: number;
+  phi12_rad: number;
+}
+
+/** Options of the aberration fit ({@link SsbOptions.fit}); absent values take the library's defaults. */
+export interface SsbFitOptions {
+  /** The grid's C10 range, nm (default [-50, 50]). */
+  c10RangeNm?: [number, number];
+  /** The grid's largest C12, nm (default 20). */
+  c12MaxNm?: number;
+  /** Run the global grid (default true); without it Nelder–Mead starts from `aberrations`. */
+  global?: boolean;
+  /** Fit the scan rotation too (default false). */
+  fitRotation?: boolean;
+  /** Most loss evaluations of the final polish on the full data (default 60). */
+  maxFullEvaluations?: number;
+}
+
+/**
+ * Options of {@link H5Files.ssb}; each absent value comes from the file (or is measured, as
+ * `scatterlab stem ssb` does). A NaN or infinite number, an unknown key or a wrong type rejects
+ * with an error naming the option.
+ */
+export interface SsbOptions {
+  /** Beam centre [row, col], px (default: auto probe of the mean pattern). */
+  center?: [number, number];
+  /** BF radius, px (default: auto probe). */
+  bfRadius?: number;
+  /** Scan rotation θ, degrees (default: from DPC, θ = −a). */
+  rotationDeg?: number;
+  /** Transposed detector (default: DPC's choice when θ comes from DPC, else false). */
+  transposed?: boolean;
+  /** C10, C12, φ12 (default 0; the fit's start with `fit`). */
+  aberrations?: Partial<SsbAberrations>;
+  /** Wavelength, Å (default: the file's, else from its voltage). */
+  wavelengthA?: number;
+  /** Convergence semi-angle, mrad (default: the file's). */
+  convergenceMrad?: number;
+  /** Scan step, Å (default: the file's). */
+  scanStepA?: number;
+  /** Detector sampling, Å⁻¹ per px (default: semi-angle over the BF radius, else the file geometry). */
+  dkInvAPerPx?: number;
+  /** Bad-pixel policy (default `"zero"`). */
+  mask?: H5MaskPolicy;
+  /** Fit C10, C12, φ12 from the data first (`true`: the default search). */
+  fit?: boolean | SsbFitOptions;
+}
+
+/** What a reconstruction used (`scatterlab stem ssb`'s manifest), with the sources' provenance. */
+export interface SsbRecord {
+  center_row_col: [number, number];
+  bf_radius_px: number;
+  /** Whether centre or radius came from the auto probe. */
+  auto_probe: boolean;
+  /** BF pixels used (d ≤ R). */
+  bf_pixels: number;
+  aberrations: SsbAberrations;
+  fitted: boolean;
+  /** The fit's report when fitted: loss, evaluations, levels and every evaluation in order. */
+  fit?: { loss: number; evaluations: number; loss_curve: { evaluation: number; level: string; loss: number; C10_nm: number; C12_nm: number; phi12_rad: number; rotation_deg: number }[]; [key: string]: unknown };
+  rotation_deg: number;
+  /** `given`, or how DPC found it. */
+  rotation_source: string;
+  transposed: boolean;
+  optics: { wavelength_a: number; k_alpha_inv_a: number; dk_inv_a_per_px: number };
+  convergence_mrad: number;
+  scan_step_a: number;
+  /** The detector-sampling rule used, in words. */
+  sampling_rule: string;
+  gamma_floor: number;
+  notes: string[];
+  /** Device and precision, e.g. `"cpu (f64, rustfft)"`. */
+  device: string;
+  version: string;
+  /** Sources (names, sizes, hashes), shape, dtype and read record. */
+  provenance: unknown;
+  [key: string]: unknown;
+}
+
+/** Progress of {@link H5Files.ssb}: work units of the current stage — frames of each pass over the data, then loss evaluations of the fit. */
+export interface SsbProgress {
+  done: number;
+  total: number;
+}
+
+/** Result of {@link H5Files.ssb}. */
+export interface SsbResult {
+  /** angle(object), radians, row-major over the scan (transferred: yours to keep). */
+  phase: Float32Array;
+  /** `[scan rows, scan cols]`. */
+  shape: [number, number];
+  /** The aberrations used (fitted when asked). */
+  aberrations: SsbAberrations;
+  record: SsbRecord;
+}
+
 /** The H5 requests to the worker, before the wrapper adds their `id` (protocol.ts). */
 export type H5RequestBody =
   /** Opens `File`s (structured-cloneable: a handle crosses, never the bytes), replacing the open set. */
@@ -140,12 +240,14 @@ export type H5RequestBody =
   /** Frames `first .. first + n` of the open acquisition. */
   | { op: "readFrames"; session: number; first: number; n: number; mask: H5MaskPolicy }
   /** Every frame of the open acquisition in batches of `maxFrames` (0 = about 4 MiB). */
-  | { op: "streamFrames"; session: number; maxFrames: number; mask: H5MaskPolicy };
+  | { op: "streamFrames"; session: number; maxFrames: number; mask: H5MaskPolicy }
+  /** Single-sideband ptychography of the open acquisition (one call in the worker, to its end). */
+  | { op: "ssb"; session: number; options: SsbOptions };
 
 /** How {@link H5Files} talks to its {@link Scatterlab}'s worker (internal). */
 export interface H5Port {
   /** Sends a request; its id and its answer. `onBatch` gets a stream's batch messages. */
-  request(body: H5RequestBody, onBatch?: (batch: H5FrameBatch) => void): { id: number; result: Promise<unknown> };
+  request(body: H5RequestBody, onBatch?: (batch: H5FrameBatch) => void, onSsbProgress?: (progress: SsbProgress) => void): { id: number; result: Promise<unknown> };
   /** Sends a message that has no answer: stop stream `id`, or one batch of it consumed. */
   post(message: { id: number; op: "cancel" | "ack" }): void;
 }
@@ -182,6 +284,17 @@ export class H5Files {
   readFrames(first: number, n: number, options: { mask?: H5MaskPolicy } = {}): Promise<H5Pixels> {
     const body = { op: "readFrames", session: this.#session, first, n, mask: options.mask ?? "zero" } as const;
     return this.#port.request(body).result as Promise<H5Pixels>;
+  }
+
+  /**
+   * Single-sideband ptychography of the acquisition opened by {@link stemInfo} (CPU f64 in the
+   * worker, frames streamed from the files, BF pixels only held), fitting C10, C12, φ12 first when
+   * `options.fit` asks. It runs to its end in the worker (no cancel midway; the page stays free);
+   * `onProgress` gets its progress messages. Rejects naming a bad option, a missing calibration
+   * value or a missing data file.
+   */
+  ssb(options: SsbOptions = {}, onProgress?: (progress: SsbProgress) => void): Promise<SsbResult> {
+    return this.#port.request({ op: "ssb", session: this.#session, options }, undefined, onProgress).result as Promise<SsbResult>;
   }
 
   /**

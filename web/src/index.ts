@@ -38,12 +38,12 @@
 
 import type { FitOptions, FitProgress, FitResult } from "./fit.js";
 import { H5Files, type H5FrameBatch } from "./h5.js";
-import type { H5RequestBody } from "./h5.js";
+import type { H5RequestBody, SsbProgress } from "./h5.js";
 import type { FitRequest, H5OpenResult, InitResult, WorkerAnswer, WorkerMessage, WorkerRequest } from "./protocol.js";
 
 export type { FitMethod, FitOptions, FitProgress, FitResult, FitState } from "./fit.js";
 export { H5Files } from "./h5.js";
-export type { H5FrameBatch, H5MaskPolicy, H5Pixels, H5StreamOptions, H5StreamResult, H5Tree, StemInfo } from "./h5.js";
+export type { H5FrameBatch, H5MaskPolicy, H5Pixels, H5StreamOptions, H5StreamResult, H5Tree, SsbAberrations, SsbFitOptions, SsbOptions, SsbProgress, SsbRecord, SsbResult, StemInfo } from "./h5.js";
 
 /** The device a {@link Scatterlab} computes on: `"cpu"` (f64) or `"gpu"` (WebGPU, f32). */
 export type ScatterlabDevice = "cpu" | "gpu";
@@ -105,6 +105,8 @@ interface Pending {
   progress?(progress: FitProgress): void;
   /** A stream's batches. */
   batch?(batch: H5FrameBatch): void;
+  /** An SSB reconstruction's progress. */
+  ssbProgress?(progress: SsbProgress): void;
 }
 
 /** A reflectivity engine on one device, running in its own Web Worker. */
@@ -154,6 +156,10 @@ export class Scatterlab {
       }
       if ("batch" in response) {
         p.batch?.(response.batch);
+        return;
+      }
+      if ("ssbProgress" in response) {
+        p.ssbProgress?.(response.ssbProgress);
         return;
       }
       pending.delete(response.id);
@@ -263,11 +269,11 @@ export class Scatterlab {
   }
 
   /** Sends an H5 request with the next id. */
-  #h5(body: H5RequestBody, batch?: (b: H5FrameBatch) => void): { id: number; result: Promise<unknown> } {
+  #h5(body: H5RequestBody, batch?: (b: H5FrameBatch) => void, ssbProgress?: (p: SsbProgress) => void): { id: number; result: Promise<unknown> } {
     const id = this.#nextId++;
     if (this.#closed !== null) return { id, result: Promise.reject(new Error(this.#closed)) };
     const result = new Promise<Answer>((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject, batch });
+      this.#pending.set(id, { resolve, reject, batch, ssbProgress });
       try {
         this.#worker.postMessage({ ...body, id } as WorkerRequest);
       } catch (error) {

@@ -6,7 +6,7 @@
  * made, never the caller's).
  */
 import type { FitOptions, FitProgress, FitResult } from "./fit.js";
-import type { H5FrameBatch, H5Pixels, H5RequestBody, H5StreamResult, H5Tree, StemInfo } from "./h5.js";
+import type { H5FrameBatch, H5Pixels, H5RequestBody, H5StreamResult, H5Tree, SsbProgress, SsbResult, StemInfo } from "./h5.js";
 import type { ScatterlabDevice, StackColumnArrays } from "./index.js";
 
 /** Loads the wasm and opens a handle on `device`. */
@@ -50,7 +50,7 @@ export interface CancelRequest {
 /**
  * The H5 requests ({@link H5RequestBody} in h5.ts lists each op) with their `id`. `h5Open` answers
  * an {@link H5OpenResult}, `h5Tree` an {@link H5Tree}, `stemInfo` a {@link StemInfo}, `readFrames`
- * {@link H5Pixels} (transferred). `streamFrames` sends {@link BatchMessage}s of its `id` (pixels
+ * {@link H5Pixels} (transferred), `ssb` {@link SsbProgressMessage}s then an {@link SsbResult} (its phase transferred). `streamFrames` sends {@link BatchMessage}s of its `id` (pixels
  * transferred), at most a few ahead of the {@link AckRequest}s, then an {@link H5StreamResult}; the
  * worker returns to its event loop between batches, so a `cancel` of that `id` stops it.
  */
@@ -85,7 +85,7 @@ export interface H5OpenResult {
 }
 
 /** What a request can answer. */
-export type WorkerAnswer = InitResult | ReflectivityPayload | FitResult | H5OpenResult | H5Tree | StemInfo | H5Pixels | H5StreamResult;
+export type WorkerAnswer = InitResult | ReflectivityPayload | FitResult | H5OpenResult | H5Tree | StemInfo | H5Pixels | H5StreamResult | SsbResult;
 
 /** A success or a failure (with the engine's message) for request `id`. */
 export type WorkerResponse = { id: number; ok: true; result: WorkerAnswer } | { id: number; ok: false; error: string };
@@ -102,5 +102,11 @@ export interface BatchMessage {
   batch: H5FrameBatch;
 }
 
+/** An SSB reconstruction's progress, sent before its response (same `id`). */
+export interface SsbProgressMessage {
+  id: number;
+  ssbProgress: SsbProgress;
+}
+
 /** Everything the worker sends. */
-export type WorkerMessage = WorkerResponse | ProgressMessage | BatchMessage;
+export type WorkerMessage = WorkerResponse | ProgressMessage | BatchMessage | SsbProgressMessage;

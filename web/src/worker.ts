@@ -102,6 +102,11 @@ async function handle(request: Exclude<WorkerRequest, { op: "cancel" | "ack" }>)
     }
     case "streamFrames":
       return [await stream(request), []];
+    case "ssb": {
+      const id = request.id;
+      const r = session(request.session).ssb(request.options, (done, total) => scope.postMessage({ id, ssbProgress: { done, total } }, []));
+      return [r, [r.phase.buffer]];
+    }
     case "init": {
       if (engine !== null) throw new Error("scatterlab worker: already initialised");
       try {

@@ -19,6 +19,7 @@ pub mod gpu_live;
 pub mod loader;
 pub mod open;
 pub mod resident;
+pub mod ssb;
 pub mod staged;
 pub mod staged_open;
 pub mod view;
@@ -60,6 +61,8 @@ pub enum Page {
     Workspace,
     /// The HDF5 tree, inspector and quick views.
     Browse,
+    /// Single-sideband ptychography: aberration sliders, live phase, fit.
+    Ssb,
 }
 
 /// Display settings of the workspace's scalar images.
@@ -143,6 +146,8 @@ pub struct StemPanel {
     pub export: export::ExportState,
     /// The device the virtual images are computed on (the user's choice, never substituted).
     pub device: StemDevice,
+    /// The SSB page: settings, BF stack, phase, fit.
+    pub ssb: ssb::SsbView,
     /// The GPU and the frames resident on it.
     live: GpuLive,
     /// The path the open acquisition came from (none for the example).
@@ -186,6 +191,7 @@ impl Default for StemPanel {
             browser: browse::Browser::default(),
             export: export::ExportState::default(),
             device: StemDevice::Cpu,
+            ssb: ssb::SsbView::default(),
             live: GpuLive::default(),
             source_path: None,
             data: None,

@@ -32,11 +32,16 @@ impl StemPanel {
         ui.horizontal(|ui| {
             ui.selectable_value(&mut self.page, Page::Workspace, "Workspace");
             ui.selectable_value(&mut self.page, Page::Browse, "Browse").on_hover_text("The HDF5 tree, metadata and quick views of any dataset");
+            ui.selectable_value(&mut self.page, Page::Ssb, "SSB").on_hover_text("Single-sideband ptychography: phase with aberration correction and fit");
         });
         self.export_ui(ui);
         if self.page == Page::Browse {
             self.browser.sync(self.data.as_ref(), self.source_path.as_deref());
             egui::ScrollArea::both().id_salt("stem_browse_scroll").show(ui, |ui| self.browser.ui(ui, self.data.as_ref()));
+            return;
+        }
+        if self.page == Page::Ssb {
+            self.ssb_page(ui);
             return;
         }
         egui::ScrollArea::both().id_salt("stem_scroll").show(ui, |ui| {

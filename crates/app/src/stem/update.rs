@@ -79,6 +79,8 @@ impl StemPanel {
     }
 
     fn start(&mut self, resident: Resident, source: Box<dyn FrameSource>, notes: Vec<String>) {
+        // A running SSB fit belongs to the old data: stop its thread rather than orphan it.
+        self.cancel_ssb_fit();
         let mut keep = (std::mem::take(&mut self.path), self.displays.clone(), self.load_budget, self.page, std::mem::take(&mut self.browser));
         // A file given as bytes belonged to the previous acquisition (a browser open sets its own after).
         keep.4.set_extra(None);

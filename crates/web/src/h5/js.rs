@@ -6,6 +6,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::session::{parse_mask, H5Core};
+use super::ssb::NON_FINITE;
 use super::storage::BlobStorage;
 use crate::install_panic_hook;
 
@@ -29,6 +30,72 @@ export interface H5StreamStep {
   framesDone: number;
   /** Total frames. */
   framesTotal: number;
+}
+/** Probe aberrations: defocus C10 and two-fold astigmatism C12 (nm) at angle phi12 (rad, from the row axis). */
+export interface SsbAberrations {
+  C10_nm: number;
+  C12_nm: number;
+  phi12_rad: number;
+}
+/** Options of `H5Session.ssb`; each absent value comes from the file (or is measured). NaN or ∞ is an error naming the option. */
+export interface SsbOptions {
+  /** Beam centre [row, col], px (default: auto probe). */
+  center?: [number, number];
+  /** BF radius, px (default: auto probe). */
+  bfRadius?: number;
+  /** Scan rotation θ, degrees (default: from DPC, θ = −a). */
+  rotationDeg?: number;
+  /** Transposed detector (default: DPC's choice when θ comes from DPC, else false). */
+  transposed?: boolean;
+  /** C10, C12, phi12 (default 0; the fit's start with `fit`). */
+  aberrations?: Partial<SsbAberrations>;
+  /** Wavelength, Å (default: the file's, else from its voltage). */
+  wavelengthA?: number;
+  /** Convergence semi-angle, mrad (default: the file's). */
+  convergenceMrad?: number;
+  /** Scan step, Å (default: the file's). */
+  scanStepA?: number;
+  /** Detector sampling, Å⁻¹ per px (default: semi-angle over the BF radius, else the file geometry). */
+  dkInvAPerPx?: number;
+  /** Bad-pixel policy (default "zero"). */
+  mask?: H5MaskPolicy;
+  /** Fit C10, C12, phi12 first (true: default search), with options. */
+  fit?: boolean | { c10RangeNm?: [number, number]; c12MaxNm?: number; global?: boolean; fitRotation?: boolean; maxFullEvaluations?: number };
+}
+/** What a reconstruction used (`scatterlab stem ssb`'s manifest fields), with the sources' provenance. */
+export interface SsbRecord {
+  center_row_col: [number, number];
+  bf_radius_px: number;
+  auto_probe: boolean;
+  bf_pixels: number;
+  aberrations: SsbAberrations;
+  fitted: boolean;
+  /** The fit's report (levels, evaluations, loss curve) when fitted. */
+  fit?: { loss: number; evaluations: number; loss_curve: { evaluation: number; level: string; loss: number; C10_nm: number; C12_nm: number; phi12_rad: number; rotation_deg: number }[]; [key: string]: unknown };
+  rotation_deg: number;
+  rotation_source: string;
+  transposed: boolean;
+  optics: { wavelength_a: number; k_alpha_inv_a: number; dk_inv_a_per_px: number };
+  convergence_mrad: number;
+  scan_step_a: number;
+  sampling_rule: string;
+  gamma_floor: number;
+  notes: string[];
+  /** Device and precision, e.g. "cpu (f64, rustfft)". */
+  device: string;
+  version: string;
+  provenance: unknown;
+  [key: string]: unknown;
+}
+/** Result of `H5Session.ssb`. */
+export interface SsbResult {
+  /** angle(object), radians, row-major over the scan. */
+  phase: Float32Array;
+  /** [scan rows, scan cols]. */
+  shape: [number, number];
+  /** The aberrations used (fitted when asked). */
+  aberrations: SsbAberrations;
+  record: SsbRecord;
 }
 "#;
 
@@ -113,6 +180,45 @@ impl H5Session {
         pixels(data.as_slice())
     }
 
+    /// Single-sideband ptychography of the acquisition opened by `stemInfo` (CPU f64, frames
+    /// streamed from the files), fitting the aberrations first when `options.fit` asks. Runs to
+    /// its end in one call (in a worker: the UI thread stays free). Throws naming a bad option,
+    /// missing calibration or missing data file.
+    /// `onProgress(done, total)` is called per batch of work: frames of each pass over the data,
+    /// then loss evaluations of the fit; if it throws, the reconstruction stops and throws that.
+    #[wasm_bindgen(unchecked_return_type = "SsbResult")]
+    pub fn ssb(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "SsbOptions | undefined")] options: JsValue,
+        #[wasm_bindgen(js_name = onProgress, unchecked_param_type = "((done: number, total: number) => void) | undefined")] on_progress: Option<js_sys::Function>,
+    ) -> Result<JsValue, JsError> {
+        let options = to_json(&options, "options")?;
+        let cancel = scatterlab_core::CancelToken::new();
+        let mut thrown: Option<JsValue> = None;
+        let mut progress = |done: u64, total: u64| {
+            if let (Some(f), None) = (&on_progress, &thrown) {
+                if let Err(e) = f.call2(&JsValue::NULL, &(done as f64).into(), &(total as f64).into()) {
+                    thrown = Some(e);
+                    cancel.cancel();
+                }
+            }
+        };
+        let r = self.core.ssb(&options, &mut progress, &cancel);
+        if let Some(e) = thrown {
+            return Err(JsError::new(&format!("ssb: onProgress threw: {}", crate::describe_js(&e))));
+        }
+        let r = r.map_err(err)?;
+        let out = Object::new();
+        set(&out, "phase", &js_sys::Float32Array::from(r.phase.as_slice()).into())?;
+        let shape = Array::of2(&(r.shape[0] as f64).into(), &(r.shape[1] as f64).into());
+        set(&out, "shape", &shape.into())?;
+        let parse = |text: &str| js_sys::JSON::parse(text).map_err(|e| JsError::new(&crate::describe_js(&e)));
+        let aberrations = serde_json::to_string(&r.aberrations).map_err(|e| JsError::new(&e.to_string()))?;
+        set(&out, "aberrations", &parse(&aberrations)?)?;
+        set(&out, "record", &parse(&r.record_json)?)?;
+        Ok(out.into())
+    }
+
     /// Starts (or restarts) a stream of every frame; returns the total number of frames.
     #[wasm_bindgen(js_name = streamStart)]
     pub fn stream_start(&mut self, #[wasm_bindgen(unchecked_param_type = "H5MaskPolicy | undefined")] mask: Option<String>) -> Result<f64, JsError> {
@@ -139,4 +245,38 @@ impl H5Session {
         set(&out, "framesTotal", &(step.frames_total as f64).into())?;
         Ok(out.into())
     }
+}
+
+/// A JS options value as JSON, keeping what JSON cannot say: non-finite numbers become the
+/// string [`NON_FINITE`]` + "NaN"` (so the option parser names them), `undefined` is `null`;
+/// functions and symbols are errors naming their key.
+fn to_json(v: &JsValue, name: &str) -> Result<serde_json::Value, JsError> {
+    use serde_json::Value;
+    if v.is_undefined() || v.is_null() {
+        return Ok(Value::Null);
+    }
+    if let Some(x) = v.as_f64() {
+        return Ok(serde_json::Number::from_f64(x).map_or_else(|| Value::String(format!("{NON_FINITE}{x}")), Value::Number));
+    }
+    if let Some(b) = v.as_bool() {
+        return Ok(Value::Bool(b));
+    }
+    if let Some(s) = v.as_string() {
+        return Ok(Value::String(s));
+    }
+    if Array::is_array(v) {
+        let a: &Array = v.unchecked_ref();
+        return a.iter().enumerate().map(|(i, x)| to_json(&x, &format!("{name}[{i}]"))).collect::<Result<Vec<_>, _>>().map(Value::Array);
+    }
+    if v.is_object() && !v.is_function() {
+        let mut map = serde_json::Map::new();
+        for entry in Object::entries(v.unchecked_ref()).iter() {
+            let pair: Array = entry.unchecked_into();
+            let key = pair.get(0).as_string().unwrap_or_default();
+            let value = to_json(&pair.get(1), &format!("{name}.{key}"))?;
+            map.insert(key, value);
+        }
+        return Ok(Value::Object(map));
+    }
+    Err(JsError::new(&format!("ssb: {name} is not a JSON value (a function or symbol)")))
 }

@@ -3,10 +3,12 @@
 //!
 //! JS: `H5Session.open(files)` → `tree(name)`, `stemInfo(master)`, `readFrames(first, n)`,
 //! `streamStart()` + `streamNext(maxFrames)` (one batch per call, so the worker yields between
-//! batches and sees a cancel). The npm wrapper drives it from its worker (`web/src/worker.ts`).
+//! batches and sees a cancel), `ssb(options)` (single-sideband ptychography of the open
+//! acquisition, [`ssb`]). The npm wrapper drives it from its worker (`web/src/worker.ts`).
 
 mod session;
 mod info;
+pub mod ssb;
 #[cfg(target_arch = "wasm32")]
 mod js;
 #[cfg(target_arch = "wasm32")]
@@ -21,3 +23,5 @@ pub use storage::{BlobStorage, NEEDS_WORKER};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod ssb_tests;

@@ -86,6 +86,11 @@ impl H5Core {
         Ok(info)
     }
 
+    /// The open acquisition and the files it was opened from (for products with provenance).
+    pub fn opened(&self, op: &str) -> Result<(&Acquisition, &dyn FileSet), String> {
+        Ok((self.acq(op)?, &self.files))
+    }
+
     fn acq(&self, op: &str) -> Result<&Acquisition, String> {
         self.acq.as_ref().ok_or_else(|| format!("{op}: no acquisition open (call stemInfo(master) first)"))
     }

@@ -102,6 +102,9 @@ pub struct Sidecar {
     pub provenance_error: Option<String>,
     /// The application's version.
     pub app_version: String,
+    /// The SSB reconstruction's record (SSB phase exports only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ssb: Option<serde_json::Value>,
 }
 
 /// The element type's name of `frames`.
@@ -214,6 +217,7 @@ impl StemPanel {
             provenance,
             provenance_error,
             app_version: env!("CARGO_PKG_VERSION").to_owned(),
+            ssb: None,
         })
     }
 }

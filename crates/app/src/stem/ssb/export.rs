@@ -1,0 +1,96 @@
+//! Export of the SSB phase as the other images are exported: PNG as shown, `.npy` (f64
+//! radians), TIFF, and the sidecar JSON with the workspace's provenance plus the SSB record
+//! (centre, radius, rotation and its source, optics and sampling rule, aberrations and whether
+//! fitted, BF pixels, device).
+
+use scatterlab_stem::ssb::{Aberrations, Optics, GAMMA_FLOOR};
+use serde::Serialize;
+
+use crate::stem::export::{safe_name, write_files, ExportArray, ExportError, Values};
+use crate::stem::StemPanel;
+
+/// The SSB part of the sidecar.
+#[derive(Clone, Debug, Serialize)]
+pub struct SsbSidecar {
+    /// Beam centre (row, col), px.
+    pub center_row_col: [f64; 2],
+    /// BF radius, px.
+    pub bf_radius_px: f64,
+    /// Whether centre and radius are the auto probe's.
+    pub auto_probe: bool,
+    /// BF pixels used (`d ≤ R`).
+    pub bf_pixels: usize,
+    /// Aberrations used.
+    pub aberrations: Aberrations,
+    /// Whether they are a fit's result (the sliders unchanged since the last fit).
+    pub fitted: bool,
+    /// Scan rotation θ, degrees.
+    pub rotation_deg: f64,
+    /// Where θ came from.
+    pub rotation_source: String,
+    /// Transposed detector.
+    pub transposed: bool,
+    /// λ (Å), k_α (Å⁻¹), dk (Å⁻¹/px).
+    pub optics: Optics,
+    /// Convergence semi-angle, mrad.
+    pub convergence_mrad: f64,
+    /// Scan step, Å.
+    pub scan_step_a: f64,
+    /// The detector-sampling rule used.
+    pub sampling_rule: String,
+    /// `|Γ_b|` floor.
+    pub gamma_floor: f64,
+    /// Device and precision.
+    pub device: String,
+}
+
+impl StemPanel {
+    /// The SSB phase's files (PNG / `.npy` / TIFF as the export formats ask, then the sidecar).
+    pub fn ssb_export_files(&mut self) -> Result<Vec<(String, Vec<u8>)>, ExportError> {
+        let r = self.ssb.result.as_ref().ok_or_else(|| ExportError::Nothing("no SSB reconstruction yet".into()))?;
+        let phase = r.phase.as_ref().map_err(|e| ExportError::Nothing(e.clone()))?;
+        let i = &r.inputs;
+        let fitted = self.ssb.last_fit.as_ref().and_then(|f| f.as_ref().ok()).is_some_and(|f| f.aberrations == r.aberrations);
+        let record = SsbSidecar {
+            center_row_col: i.center,
+            bf_radius_px: i.bf_radius,
+            auto_probe: i.auto_probe,
+            bf_pixels: self.ssb.stack().map_or(0, |s| s.pixels.len()),
+            aberrations: r.aberrations,
+            fitted,
+            rotation_deg: i.rotation_deg,
+            rotation_source: i.rotation_source.clone(),
+            transposed: i.transposed,
+            optics: i.optics,
+            convergence_mrad: i.convergence_mrad,
+            scan_step_a: i.scan_step_a,
+            sampling_rule: i.sampling_rule.clone(),
+            gamma_floor: GAMMA_FLOOR,
+            device: r.device.name().to_owned(),
+        };
+        let array = ExportArray { name: "ssb_phase".into(), shape: r.scan, values: Values::F64(phase.clone()), display: self.ssb.display.clone(), rgba: None };
+        let ab = r.aberrations;
+        let text = format!("SSB phase, radians (C10 {} nm, C12 {} nm, φ12 {} rad{})", ab.c10_nm, ab.c12_nm, ab.phi12_rad, if fitted { ", fitted" } else { "" });
+        let data = self.data().ok_or_else(|| ExportError::Nothing("no acquisition open".into()))?;
+        let base = safe_name(data.name.rsplit_once('.').map_or(data.name.as_str(), |(stem, _)| stem));
+        if self.export.provenance.is_none() {
+            self.export.provenance = Some(crate::stem::export::provenance(data, self.source_path.as_deref()));
+        }
+        let provenance = self.export.provenance.clone().unwrap_or_else(|| Err("not computed".into()));
+        let mut sidecar = self.sidecar(text, provenance).map_err(ExportError::Nothing)?;
+        sidecar.backend = format!("scatterlab_stem::ssb::reconstruct on {}", record.device);
+        sidecar.ssb = Some(serde_json::to_value(&record).map_err(|e| ExportError::Encode { format: "json", message: e.to_string() })?);
+        array.files(&base, self.export.formats, sidecar)
+    }
+
+    /// Exports the SSB phase now into the export folder (native) or as downloads (web).
+    pub fn ssb_export_now(&mut self) {
+        let dir = std::path::PathBuf::from(self.export.folder.trim());
+        if cfg!(not(target_arch = "wasm32")) && self.export.folder.trim().is_empty() {
+            self.ssb.export_status = Some(Err("type the folder to write into (Export images, above)".to_owned()));
+            return;
+        }
+        let result = self.ssb_export_files().and_then(|files| write_files(&dir, &files)).map_err(|e| e.to_string());
+        self.ssb.export_status = Some(result);
+    }
+}

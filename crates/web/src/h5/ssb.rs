@@ -1,0 +1,150 @@
+//! `files.ssb(options)`: single-sideband ptychography of the acquisition opened by `stemInfo`
+//! ([`scatterlab_stem::ssb::ssb`], CPU f64, frames streamed from the picked files), with the
+//! options of the JS call read from a JSON value. Every option is checked by name: an unknown
+//! key, a wrong type or a non-finite number (JS `NaN`, `Infinity`, which the handle turns into
+//! the strings [`NON_FINITE`]`+ "NaN"` before they reach here) is an error naming the key —
+//! never a silent default.
+
+use scatterlab_core::CancelToken;
+use scatterlab_stem::ssb::{ssb, Aberrations, FitOptions, SsbOptions};
+use serde_json::{Map, Value};
+
+use super::session::{parse_mask, H5Core};
+
+/// Prefix of the string a non-finite JS number becomes on its way into JSON.
+pub const NON_FINITE: &str = "\u{0}nonfinite:";
+
+/// The result of [`H5Core::ssb`]: the phase (f32 radians, row-major), its shape, the
+/// aberrations used and the reconstruction's record (with provenance) as JSON text.
+#[derive(Clone, Debug)]
+pub struct SsbAnswer {
+    /// `angle(ssb_object)`, radians, row-major.
+    pub phase: Vec<f32>,
+    /// Scan shape (rows, cols).
+    pub shape: [usize; 2],
+    /// The aberrations used (fitted when `fit` was asked).
+    pub aberrations: Aberrations,
+    /// [`scatterlab_stem::ssb::SsbRecord`] plus `provenance`, as JSON text.
+    pub record_json: String,
+}
+
+/// A number value named `name`: `null` is `None`; anything but a finite number is an error.
+fn num_value(v: Option<&Value>, name: &str) -> Result<Option<f64>, String> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n.as_f64().map(Some).ok_or_else(|| format!("ssb: {name} is not a number")),
+        Some(Value::String(s)) if s.starts_with(NON_FINITE) => Err(format!("ssb: {name} must be a finite number (got {})", &s[NON_FINITE.len()..])),
+        Some(other) => Err(format!("ssb: {name} must be a number (got {other})")),
+    }
+}
+
+/// The number option `path + key` of `map`.
+fn number(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<f64>, String> {
+    num_value(map.get(key), &format!("{path}{key}"))
+}
+
+fn boolean(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bool>, String> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(other) => Err(format!("ssb: {path}{key} must be true or false (got {other})")),
+    }
+}
+
+/// A `[a, b]` pair of finite numbers.
+fn pair(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<[f64; 2]>, String> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(v)) if v.len() == 2 => {
+            let item = |i: usize| num_value(v.get(i), &format!("{path}{key}[{i}]"))?.ok_or_else(|| format!("ssb: {path}{key}[{i}] must be a number (got null)"));
+            Ok(Some([item(0)?, item(1)?]))
+        }
+        Some(other) => Err(format!("ssb: {path}{key} must be [number, number] (got {other})")),
+    }
+}
+
+fn object<'a>(v: &'a Value, path: &str, known: &[&str]) -> Result<&'a Map<String, Value>, String> {
+    let map = v.as_object().ok_or_else(|| format!("ssb: {} must be an object (got {v})", if path.is_empty() { "options" } else { path.trim_end_matches('.') }))?;
+    if let Some(k) = map.keys().find(|k| !known.contains(&k.as_str())) {
+        return Err(format!("ssb: unknown option {path}{k} (known: {})", known.join(", ")));
+    }
+    Ok(map)
+}
+
+const KNOWN: [&str; 11] = ["center", "bfRadius", "rotationDeg", "transposed", "aberrations", "wavelengthA", "convergenceMrad", "scanStepA", "dkInvAPerPx", "mask", "fit"];
+const KNOWN_AB: [&str; 3] = ["C10_nm", "C12_nm", "phi12_rad"];
+const KNOWN_FIT: [&str; 5] = ["c10RangeNm", "c12MaxNm", "global", "fitRotation", "maxFullEvaluations"];
+
+/// The library's options from the JS call's (`undefined`/`null` = all defaults).
+pub fn parse_options(v: &Value) -> Result<SsbOptions, String> {
+    if v.is_null() {
+        return Ok(SsbOptions::default());
+    }
+    let m = object(v, "", &KNOWN)?;
+    let mut o = SsbOptions {
+        center: pair(m, "center", "")?,
+        bf_radius: number(m, "bfRadius", "")?,
+        rotation_deg: number(m, "rotationDeg", "")?,
+        transposed: boolean(m, "transposed", "")?,
+        wavelength_a: number(m, "wavelengthA", "")?,
+        convergence_mrad: number(m, "convergenceMrad", "")?,
+        scan_step_a: number(m, "scanStepA", "")?,
+        dk_inv_a_per_px: number(m, "dkInvAPerPx", "")?,
+        ..SsbOptions::default()
+    };
+    o.mask = match m.get("mask") {
+        None | Some(Value::Null) => parse_mask(None)?,
+        Some(Value::String(s)) => parse_mask(Some(s))?,
+        Some(other) => return Err(format!("ssb: mask must be \"zero\" or \"keep\" (got {other})")),
+    };
+    if let Some(a) = m.get("aberrations").filter(|a| !a.is_null()) {
+        let a = object(a, "aberrations.", &KNOWN_AB)?;
+        let get = |k: &str| number(a, k, "aberrations.").map(|v| v.unwrap_or(0.0));
+        o.aberrations = Aberrations { c10_nm: get("C10_nm")?, c12_nm: get("C12_nm")?, phi12_rad: get("phi12_rad")? };
+    }
+    o.fit = match m.get("fit") {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => None,
+        Some(Value::Bool(true)) => Some(FitOptions::default()),
+        Some(f @ Value::Object(_)) => {
+            let f = object(f, "fit.", &KNOWN_FIT)?;
+            let d = FitOptions::default();
+            let evals = match number(f, "maxFullEvaluations", "fit.")? {
+                None => d.max_full_evaluations,
+                Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= 1e6 => n as usize,
+                Some(n) => return Err(format!("ssb: fit.maxFullEvaluations must be a whole number from 1 to 1e6 (got {n})")),
+            };
+            Some(FitOptions {
+                c10_range_nm: pair(f, "c10RangeNm", "fit.")?.unwrap_or(d.c10_range_nm),
+                c12_max_nm: number(f, "c12MaxNm", "fit.")?.unwrap_or(d.c12_max_nm),
+                global: boolean(f, "global", "fit.")?.unwrap_or(d.global),
+                fit_rotation: boolean(f, "fitRotation", "fit.")?.unwrap_or(d.fit_rotation),
+                max_full_evaluations: evals,
+                // One thread: wasm32 has no threads here (the library uses 1 there anyway).
+                threads: Some(1),
+            })
+        }
+        Some(other) => return Err(format!("ssb: fit must be true, false or an object of fit options (got {other})")),
+    };
+    Ok(o)
+}
+
+impl H5Core {
+    /// SSB of the acquisition opened by `stemInfo` with the JS call's `options` (see
+    /// [`parse_options`]); `progress` gets (frames done, total) per batch of each pass, then
+    /// (loss evaluations done, planned) during a fit; `cancel` stops it between batches.
+    pub fn ssb(&self, options: &Value, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<SsbAnswer, String> {
+        let o = parse_options(options)?;
+        let (acq, files) = self.opened("ssb")?;
+        let p = ssb(acq, files, &o, progress, cancel).map_err(|e| e.to_string())?;
+        let mut record = serde_json::to_value(&p.record).map_err(|e| format!("ssb record: {e}"))?;
+        if let Some(r) = record.as_object_mut() {
+            r.insert("provenance".into(), serde_json::to_value(&p.provenance).map_err(|e| format!("ssb provenance: {e}"))?);
+        }
+        Ok(SsbAnswer {
+            phase: p.object.iter().map(|z| z.arg() as f32).collect(),
+            shape: p.scan,
+            aberrations: p.record.aberrations,
+            record_json: record.to_string(),
+        })
+    }
+}
