@@ -123,6 +123,20 @@ fn bad_model_values_are_rejected() {
 }
 
 #[test]
+fn bounds_of_the_wrong_length_say_so() {
+    let dir = temp_dir("bounds");
+    for (k, bounds) in [serde_json::json!([1.0, 2.0, 3.0]), serde_json::json!([1.0])].into_iter().enumerate() {
+        let mut model: Value = serde_json::from_str(&std::fs::read_to_string(model_path()).unwrap()).unwrap();
+        let parameters = model["parameters"].as_object_mut().unwrap();
+        let first = parameters.keys().next().unwrap().clone();
+        parameters[&first]["bounds"] = bounds;
+        let path = dir.join(format!("bounds{k}.json"));
+        std::fs::write(&path, model.to_string()).unwrap();
+        fails_with(&scatterlab(&["refl", "compute", "--model", path.to_str().unwrap()]), &["bounds must be [lower, upper] (2 numbers)"]);
+    }
+}
+
+#[test]
 fn q_grid_sizes_are_budgeted_before_allocation() {
     let model = model_path();
     for n in ["18446744073709551615", "1000000000000", "99999999999999999999999"] {

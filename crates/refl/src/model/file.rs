@@ -42,11 +42,22 @@ pub struct ParamSpec {
     /// Current (start) value.
     pub value: f64,
     /// [lower, upper] search bounds; required when `vary` is true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "bounds_pair")]
     pub bounds: Option<[f64; 2]>,
     /// Whether a fit varies this parameter.
     #[serde(default)]
     pub vary: bool,
+}
+
+/// `bounds` as exactly two numbers: any other length is an error saying so (serde's own message
+/// for a fixed array with extra elements is "trailing characters", which names nothing).
+fn bounds_pair<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<[f64; 2]>, D::Error> {
+    let values: Option<Vec<f64>> = Option::deserialize(deserializer)?;
+    match values.as_deref() {
+        None => Ok(None),
+        Some(&[lo, hi]) => Ok(Some([lo, hi])),
+        Some(other) => Err(serde::de::Error::custom(format!("bounds must be [lower, upper] (2 numbers), got {} numbers", other.len()))),
+    }
 }
 
 /// Optical constants of a material.
