@@ -68,5 +68,40 @@ if [ ! -x "$dbvenv/bin/python" ]; then
   fi
 fi
 SCATTERLAB_DIFFBLOCH_PYTHON="$dbvenv/bin/python" cargo run --release -q -p scatterlab-benches --bin bloch_bench || echo "bench: Bloch benchmark failed"
+# Bloch refinement (issue 18) on synthetic_quartz: `scatterlab bloch refine` (lm; adam with the YAML's 40
+# epochs) beside `diffbloch refine` (adam, 40 epochs, as configured). diffBloch's run takes ~23 min on
+# 2 cores, so it runs only with BENCH_DIFFBLOCH_REFINE=1; otherwise its figure from truth.json is printed,
+# marked "recorded". Each run works on its own copy (diffBloch writes locks and outputs into the folder).
+quartz="${SCATTERLAB_FIXTURES:-$PWD/../shared/fixtures}/bloch/synthetic_quartz"
+if [ -d "$quartz" ] && cargo build --release -q -p scatterlab-cli; then
+  work=$(mktemp -d)
+  echo "Bloch refinement, synthetic_quartz (41 frames, 503 reflections; true model wR2 0.01535)"
+  printf '%-34s %10s %10s %8s\n' "run" "wall s" "wR2" "iters"
+  for opt in lm adam; do
+    t0=$EPOCHREALTIME
+    if "$CARGO_TARGET_DIR/release/scatterlab" bloch refine "$quartz" --optimizer "$opt" --quiet --out "$work/$opt"; then
+      python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("%-34s %10.2f %10.5f %8d" % (sys.argv[2], float(sys.argv[4]) - float(sys.argv[3]), r["wR2"], r["iterations"]))' \
+        "$work/$opt/result.json" "scatterlab $opt (measured)" "$t0" "$EPOCHREALTIME"
+    else
+      echo "bench: scatterlab bloch refine --optimizer $opt failed"
+    fi
+  done
+  if [ "${BENCH_DIFFBLOCH_REFINE:-0}" = 1 ] && [ -x "$dbvenv/bin/diffbloch" ]; then
+    cp -r "$quartz" "$work/diffbloch" && chmod -R u+w "$work/diffbloch"
+    t0=$EPOCHREALTIME
+    if "$dbvenv/bin/diffbloch" refine "$work/diffbloch" --device cpu > "$work/diffbloch.log" 2>&1; then
+      wr2=$(sed -n 's/^│ wR2  *\([0-9.eE+-]*\).*/\1/p' "$work/diffbloch.log" | tail -1)
+      python3 -c 'import sys; print("%-34s %10.2f %10s %8d" % ("diffbloch refine (measured)", float(sys.argv[2]) - float(sys.argv[1]), sys.argv[3], 40))' "$t0" "$EPOCHREALTIME" "${wr2:--}"
+    else
+      echo "bench: diffbloch refine failed (log: $work/diffbloch.log)"
+    fi
+  else
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["diffbloch_0.2.0rc1_reference_run"]; print("%-34s %10.0f %10.5f %8d" % ("diffbloch refine (recorded)", r["wall_time_s_2cores_shared"], r["metrics_mean_over_41_rotations"]["refined_best_epoch_37_of_40"]["wR2"], 40))' "$quartz/truth.json"
+    echo "  (diffBloch not run; BENCH_DIFFBLOCH_REFINE=1 measures it, ~23 min)"
+  fi
+  rm -rf "$work"
+else
+  echo "bench: no synthetic_quartz fixture or CLI build; Bloch refinement benchmark skipped"
+fi
 # Fitting the fixture task: our DE + LM (CPU, GPU) vs refnx's DE with refloxide's model (about a minute).
 cargo run --release -q -p scatterlab-benches --bin refl_fit_bench || echo "bench: fit benchmark failed"
