@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use scatterlab_bloch::crystal::Displacement;
+use scatterlab_bloch::refine::problem::Objective;
 use scatterlab_bloch::refine::{Experiment, LmOptions, Problem, Refiner};
 use scatterlab_core::CancelToken;
 use serde_json::Value;
@@ -76,7 +77,14 @@ fn refinement_jacobian_matches_finite_differences() {
         std::fs::write(dir.join(entry), text).unwrap();
     }
     let experiment = Experiment::load(&dir).unwrap();
-    let problem = Problem::new(&experiment).unwrap();
+    for objective in [Objective::Chi2, Objective::Wr2] {
+        check_jacobian(&experiment, objective);
+    }
+}
+
+fn check_jacobian(experiment: &Experiment, objective: Objective) {
+    let experiment = experiment.clone();
+    let problem = Problem::new(&experiment, objective).unwrap();
     let start = problem.start(&experiment);
     let lin = problem.linearise(&experiment, &start, true).unwrap();
     let names = problem.names();
@@ -101,7 +109,7 @@ fn refinement_jacobian_matches_finite_differences() {
             worst = worst.max((fd - lin.jacobian[i][p]).abs());
             scale = scale.max(fd.abs());
         }
-        println!("{}: max |J − FD| {worst:.3e} of max |FD| {scale:.3e}", names[p]);
+        println!("{objective:?} {}: max |J − FD| {worst:.3e} of max |FD| {scale:.3e}", names[p]);
         assert!(worst <= 1e-4 * scale.max(1e-12), "{}: {worst} vs {scale}", names[p]);
     }
 }

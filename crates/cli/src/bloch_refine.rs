@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use clap::ValueEnum;
 use scatterlab_bloch::refine::outcome::finish;
+use scatterlab_bloch::refine::problem::Objective;
 use scatterlab_bloch::refine::{observed_vs_calculated_csv, refined_cif, Experiment, LmOptions, Optimizer, Refiner};
 use scatterlab_core::{CancelToken, DeviceKind};
 
@@ -29,6 +30,15 @@ pub enum OptimizerArg {
     Lbfgs,
 }
 
+/// `--objective`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ObjectiveArg {
+    /// χ² with the file's σ, frame scales optimal (maximum likelihood; the default).
+    Chi2,
+    /// Σ wR2² with Klar's weights (diffBloch's residual).
+    Wr2,
+}
+
 /// The command's arguments.
 pub struct Args<'a> {
     /// The experiment directory or its `experiment.yaml`.
@@ -39,6 +49,8 @@ pub struct Args<'a> {
     pub device: DeviceKind,
     /// `--max-iter`.
     pub max_iter: Option<usize>,
+    /// `--objective` (LM only).
+    pub objective: ObjectiveArg,
     /// `--out` directory.
     pub out: &'a Path,
 }
@@ -59,7 +71,14 @@ pub fn run(args: &Args<'_>) -> Result<(), String> {
     };
     let defaults = LmOptions::default();
     let max_iterations = args.max_iter.unwrap_or(if optimizer == Optimizer::Adam { experiment.config.refinement.steps } else { defaults.max_iterations });
-    let options = LmOptions { optimizer, max_iterations, learning_rate: experiment.config.refinement.lr, ..defaults };
+    let objective = match args.objective {
+        ObjectiveArg::Chi2 => Objective::Chi2,
+        ObjectiveArg::Wr2 => Objective::Wr2,
+    };
+    if objective != Objective::Chi2 && optimizer != Optimizer::Lm {
+        return Err("--objective applies to --optimizer lm; adam and lbfgs minimise diffBloch's mean wR2".to_owned());
+    }
+    let options = LmOptions { optimizer, max_iterations, learning_rate: experiment.config.refinement.lr, objective, ..defaults };
     std::fs::create_dir_all(args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
 
     let started = Instant::now();

@@ -9,7 +9,7 @@
 //! scatterlab stem reduce <master.h5> [--center ROW,COL] [--bf R] [--adf INNER,OUTER] [--mrad] [--bin K] [--allow-missing] [--scan ROWS,COLS] [--device cpu|gpu] --out <dir>
 //! scatterlab stem ssb <master.h5> [--center ROW,COL] [--bf R] [--rotation-deg A] [--transpose] [--C10 NM] [--C12 NM] [--phi12 RAD] [--dk INV_A_PER_PX] [--fit [--fit-rotation]] [--device cpu] --out <dir>
 //! scatterlab bloch simulate <cases.json> [--solver eigen|expm] [--conventions diffbloch|abtem] [--device cpu|gpu] --out <results.json>
-//! scatterlab bloch refine <experiment.yaml|dir> [--optimizer lm|adam|lbfgs] [--device cpu|gpu] [--max-iter N] --out <dir>
+//! scatterlab bloch refine <experiment.yaml|dir> [--optimizer lm|adam|lbfgs] [--objective chi2|wr2] [--device cpu|gpu] [--max-iter N] --out <dir>
 //! scatterlab bloch simulate --cif <f.cif> --kv KV --zone U,V,W --thickness T1,T2 [--g-max G] [--sg-max S] [--ref H,K,L] [--tilt TX,TY] … --out <results.json>
 //! ```
 //!
@@ -118,6 +118,9 @@ enum BlochCommand {
         /// Most iterations (epochs for adam) [default: 50; adam: refinement.steps of the YAML].
         #[arg(long)]
         max_iter: Option<usize>,
+        /// What lm minimises: chi2 (the file's σ; maximum likelihood) or wr2 (Klar's weights, diffBloch's residual).
+        #[arg(long, value_enum, default_value = "chi2")]
+        objective: bloch_refine::ObjectiveArg,
         /// Output directory.
         #[arg(long)]
         out: PathBuf,
@@ -327,8 +330,8 @@ fn main() -> ExitCode {
             let limits = scatterlab_bloch::Limits { max_beams, max_grid_points, ..Default::default() };
             bloch_simulate::run(&bloch_simulate::Args { cases: cases.as_deref(), cif: &cif, solver, conventions, device, limits, out: &out })
         }
-        Domain::Bloch { command: BlochCommand::Refine { experiment, optimizer, device, max_iter, out } } => {
-            bloch_refine::run(&bloch_refine::Args { experiment: &experiment, optimizer, device, max_iter, out: &out })
+        Domain::Bloch { command: BlochCommand::Refine { experiment, optimizer, device, max_iter, objective, out } } => {
+            bloch_refine::run(&bloch_refine::Args { experiment: &experiment, optimizer, device, max_iter, objective, out: &out })
         }
     };
     match result {

@@ -13,7 +13,7 @@
 use scatterlab_core::CancelToken;
 
 use super::linalg::{cholesky_solve, covariance};
-use super::problem::{Linearisation, Problem, State};
+use super::problem::{Linearisation, Objective, Problem, State};
 use super::{Experiment, RefineError};
 
 /// Refusals in a row after which the point is taken as stationary.
@@ -57,11 +57,13 @@ pub struct LmOptions {
     pub initial_lambda: f64,
     /// Learning rate (Adam; diffBloch's `refinement.optimizer.lr`).
     pub learning_rate: f64,
+    /// What LM minimises (the first-order optimisers always minimise diffBloch's mean wR2).
+    pub objective: Objective,
 }
 
 impl Default for LmOptions {
     fn default() -> Self {
-        Self { optimizer: Optimizer::Lm, max_iterations: 50, tolerance: 1e-6, shift_su: 0.01, initial_lambda: 1e-3, learning_rate: 1e-3 }
+        Self { optimizer: Optimizer::Lm, max_iterations: 50, tolerance: 1e-6, shift_su: 0.01, initial_lambda: 1e-3, learning_rate: 1e-3, objective: Objective::Chi2 }
     }
 }
 
@@ -132,7 +134,8 @@ pub struct Refiner {
 impl Refiner {
     /// Starts at the experiment's start structure (one model evaluation with the Jacobian).
     pub fn new(experiment: Experiment, options: LmOptions) -> Result<Self, RefineError> {
-        let problem = Problem::new(&experiment)?;
+        let objective = if options.optimizer == Optimizer::Lm { options.objective } else { Objective::Wr2 };
+        let problem = Problem::new(&experiment, objective)?;
         let state = problem.start(&experiment);
         let current = problem.linearise(&experiment, &state, true)?;
         let n = problem.params().len();

@@ -103,6 +103,8 @@ pub struct RefineResult {
     pub device: String,
     /// The optimiser (`lm`, `adam`, `lbfgs`).
     pub optimizer: String,
+    /// What it minimised (`chi2` or `wr2`).
+    pub objective: super::problem::Objective,
     /// The scatterlab version.
     pub version: String,
     /// One entry per taken iteration, the start first.
@@ -293,6 +295,7 @@ pub fn finish(refiner: &super::Refiner, seconds: f64) -> Result<Finished, super:
         seconds,
         device: "cpu".to_owned(),
         optimizer: refiner.options().optimizer.name().to_owned(),
+        objective: problem.objective(),
         version: scatterlab_core::VERSION.to_owned(),
         history: refiner.history().iter().map(|h| HistoryPoint { iteration: h.iteration, evaluations: h.evaluations, cost: h.cost, wr2: h.wr2, max_shift_su: h.max_shift_su.is_finite().then_some(h.max_shift_su) }).collect(),
     };

@@ -1,12 +1,19 @@
 //! The refinement as a least-squares problem: the trainable parameters of an experiment, and
 //! per frame the weighted residuals of the scored reflections at the frame's optimal scale.
 //!
-//! Frame f contributes r_i = w_i (s_f I_c,i − I_o,i) / D_f over its scored reflections, with the
-//! Klar weights w_i of [`super::metric::wr2_weights`], D_f = sqrt(Σ w_i² I_o,i²) and the scale
-//! s_f = Σ w² I_o I_c / Σ w² I_c² that minimises the frame's sum: Σ_i r_i² is the frame's wR2² at
-//! its continuous optimal scale, so the problem minimises Σ_f wR2_f². The scale is eliminated
-//! (variable projection) and its derivative enters the Jacobian exactly:
-//! ∂s/∂θ = Σ w² (I_o − 2 s I_c) ∂I_c/∂θ / Σ w² I_c².
+//! Frame f contributes r_i = w_i (s_f I_c,i − I_o,i) / D_f over its scored reflections, with
+//! the scale s_f = Σ w² I_o I_c / Σ w² I_c² that minimises the frame's sum, eliminated (variable
+//! projection) with its derivative entering the Jacobian exactly:
+//! ∂s/∂θ = Σ w² (I_o − 2 s I_c) ∂I_c/∂θ / Σ w² I_c². Two objectives ([`Objective`]):
+//! - `chi2` (the default): w_i = 1/σ_i, D_f = 1 — χ², the maximum-likelihood fit when the file's
+//!   σ are the intensities' standard deviations (PETS writes them so);
+//! - `wr2`: the Klar weights w_i of [`super::metric::wr2_weights`], D_f = sqrt(Σ w_i² I_o,i²), so
+//!   that Σ_i r_i² is the frame's wR2² at its continuous optimal scale (Σ_f wR2_f², diffBloch's
+//!   loss up to the mean of squares).
+//!
+//! Klar's weights put far more weight on strong reflections than their σ warrant
+//! (w² ≈ 4I/(σ² + 4μ²I²) against 1/σ²), so the χ² estimate scatters less around the truth for the
+//! same data; the agreement is reported with diffBloch's wR2 in either case.
 
 use super::experiment::Selection;
 use super::metric::frame_metrics;
@@ -61,16 +68,30 @@ impl State {
     }
 }
 
+/// What the least-squares problem minimises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Objective {
+    /// χ² with the file's σ (w = 1/σ), each frame at its optimal scale.
+    Chi2,
+    /// Σ_f wR2_f² with Klar's weights (diffBloch's residual).
+    Wr2,
+}
+
 /// The scored reflections of one frame, as rows of the gradient model.
 #[derive(Debug, Clone)]
 struct ScoredRows {
     /// Flat row of each scored reflection in [`GradientModel::rows`].
     rows: Vec<usize>,
     observed: Vec<f64>,
-    /// Klar weights w.
+    /// The objective's weights w.
     weights: Vec<f64>,
-    /// D_f = sqrt(Σ w² I_o²).
+    /// The objective's D_f.
     norm: f64,
+    /// Klar weights (for the reported wR2).
+    klar: Vec<f64>,
+    /// sqrt(Σ klar² I_o²).
+    klar_norm: f64,
 }
 
 /// Residuals (and optionally their Jacobian) at one parameter point.
@@ -80,9 +101,10 @@ pub struct Linearisation {
     pub residuals: Vec<f64>,
     /// ∂r/∂θ, one row per residual, one column per parameter (empty when not asked for).
     pub jacobian: Vec<Vec<f64>>,
-    /// Per frame: wR2 at the continuous optimal scale (NaN for a frame with no scored row).
+    /// Per frame: diffBloch's wR2 at its continuous optimal scale (NaN for a frame with no
+    /// scored row), whatever the objective.
     pub frame_wr2: Vec<f64>,
-    /// Per frame: the optimal scale s_f.
+    /// Per frame: the objective's optimal scale s_f.
     pub scales: Vec<f64>,
 }
 
@@ -96,6 +118,7 @@ impl Linearisation {
 /// The trainable parameters and scored rows of an experiment.
 #[derive(Debug, Clone)]
 pub struct Problem {
+    objective: Objective,
     params: Vec<Param>,
     names: Vec<String>,
     frames: Vec<FramePlan>,
@@ -105,7 +128,7 @@ pub struct Problem {
 impl Problem {
     /// The problem of `experiment` with the trainable groups of its YAML (positions along each
     /// site's free directions, U_iso or the free U_aniso directions, occupancies).
-    pub fn new(experiment: &Experiment) -> Result<Self, RefineError> {
+    pub fn new(experiment: &Experiment, objective: Objective) -> Result<Self, RefineError> {
         let plan = &experiment.plan;
         let frames = (0..plan.frames.len()).map(|i| plan.frame_plan(i)).collect::<Result<Vec<_>, _>>()?;
         let (mut params, mut names) = trainable_params(&experiment.start, experiment.config.refinement.trainable)?;
@@ -138,14 +161,28 @@ impl Problem {
             offset += union.len() * frame.thicknesses.len();
             let observed: Vec<f64> = planned.scored.iter().map(|s| s.intensity).collect();
             let sigmas: Vec<f64> = planned.scored.iter().map(|s| s.sigma).collect();
-            let weights = super::metric::wr2_weights(&observed, &sigmas, super::metric::MU);
-            let norm = observed.iter().zip(&weights).map(|(o, w)| (w * o) * (w * o)).sum::<f64>().sqrt();
-            scored.push(ScoredRows { rows, observed, weights, norm });
+            let klar = super::metric::wr2_weights(&observed, &sigmas, super::metric::MU);
+            let klar_norm = observed.iter().zip(&klar).map(|(o, w)| (w * o) * (w * o)).sum::<f64>().sqrt();
+            let (weights, norm) = match objective {
+                Objective::Wr2 => (klar.clone(), klar_norm),
+                Objective::Chi2 => {
+                    if let Some(bad) = planned.scored.iter().find(|s| !(s.sigma > 0.0 && s.sigma.is_finite())) {
+                        return Err(RefineError::Pets { file: experiment.pets.file.clone(), line: bad.line, message: format!("sigma {} must be positive for the chi2 objective", bad.sigma) });
+                    }
+                    (sigmas.iter().map(|s| 1.0 / s).collect(), 1.0)
+                }
+            };
+            scored.push(ScoredRows { rows, observed, weights, norm, klar, klar_norm });
         }
         if scored.iter().all(|s| s.rows.is_empty()) {
             return Err(RefineError::Inconsistent { item: experiment.pets.file.clone(), message: "no observed reflection is scored in any frame".to_owned() });
         }
-        Ok(Self { params, names, frames, scored })
+        Ok(Self { objective, params, names, frames, scored })
+    }
+
+    /// What it minimises.
+    pub fn objective(&self) -> Objective {
+        self.objective
     }
 
     /// The parameters, in column order.
@@ -211,8 +248,11 @@ impl Problem {
             let scale = if den > 0.0 { num / den } else { 0.0 };
             let start = out.residuals.len();
             out.residuals.extend(calc.iter().zip(&frame.observed).zip(&frame.weights).map(|((c, o), w)| w * (scale * c - o) / frame.norm));
-            let sum: f64 = out.residuals[start..].iter().map(|r| r * r).sum();
-            out.frame_wr2.push(if frame.rows.is_empty() { f64::NAN } else { sum.sqrt() });
+            let wr2 = match self.objective {
+                Objective::Wr2 => out.residuals[start..].iter().map(|r| r * r).sum::<f64>().sqrt(),
+                Objective::Chi2 => klar_wr2(&calc, frame),
+            };
+            out.frame_wr2.push(if frame.rows.is_empty() { f64::NAN } else { wr2 });
             out.scales.push(scale);
             if with_jacobian {
                 // ∂s/∂θ_p, then ∂r_i/∂θ_p = w_i (s ∂I_i + ∂s I_i) / D.
@@ -229,6 +269,18 @@ impl Problem {
         }
         Ok(out)
     }
+}
+
+/// diffBloch's wR2 of one frame at its continuous optimal scale.
+fn klar_wr2(calc: &[f64], frame: &ScoredRows) -> f64 {
+    let (mut num, mut den) = (0.0, 0.0);
+    for ((c, o), w) in calc.iter().zip(&frame.observed).zip(&frame.klar) {
+        num += w * w * o * c;
+        den += w * w * c * c;
+    }
+    let scale = if den > 0.0 { num / den } else { 0.0 };
+    let sum: f64 = calc.iter().zip(&frame.observed).zip(&frame.klar).map(|((c, o), w)| (w * (scale * c - o)).powi(2)).sum();
+    sum.sqrt() / frame.klar_norm
 }
 
 /// The trainable parameters of `asu` under `trainable`, with their names.
