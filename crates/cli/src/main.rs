@@ -7,7 +7,7 @@
 //! scatterlab h5 ls <file.h5> [--attrs] [--json]
 //! scatterlab stem info <master.h5> [--strict] [--scan ROWS,COLS]
 //! scatterlab stem reduce <master.h5> [--center ROW,COL] [--bf R] [--adf INNER,OUTER] [--mrad] [--bin K] [--allow-missing] [--scan ROWS,COLS] [--device cpu|gpu] --out <dir>
-//! scatterlab stem ssb <master.h5> [--center ROW,COL] [--bf R] [--rotation-deg A] [--transpose] [--C10 NM] [--C12 NM] [--phi12 RAD] [--dk INV_A_PER_PX] [--fit [--fit-rotation]] [--device cpu] --out <dir>
+//! scatterlab stem ssb <master.h5> [--center ROW,COL] [--bf R] [--rotation-deg A] [--transpose] [--C10 NM] [--C12 NM] [--phi12 RAD] [--dk INV_A_PER_PX] [--fit [--fit-rotation]] [--device cpu|gpu] --out <dir>
 //! scatterlab bloch simulate <cases.json> [--solver eigen|expm] [--conventions diffbloch|abtem] [--device cpu|gpu] --out <results.json>
 //! scatterlab bloch refine <experiment.yaml|dir> [--optimizer lm|adam|lbfgs] [--objective chi2|wr2] [--device cpu|gpu] [--max-iter N] --out <dir>
 //! scatterlab bloch simulate --cif <f.cif> --kv KV --zone U,V,W --thickness T1,T2 [--g-max G] [--sg-max S] [--ref H,K,L] [--tilt TX,TY] … --out <results.json>
@@ -225,7 +225,8 @@ enum StemCommand {
         /// With --fit: fit the scan rotation too, from --rotation-deg or the DPC one.
         #[arg(long, requires = "fit")]
         fit_rotation: bool,
-        /// Device: cpu (f64). gpu is not yet implemented (an error, never a fallback).
+        /// Device: cpu (f64, complex128 object) or gpu (f32 WGSL reconstruction, complex64 object;
+        /// no adapter is an error, never a fallback).
         #[arg(long, default_value = "cpu")]
         device: DeviceKind,
         /// Output folder.

@@ -42,6 +42,22 @@ impl NpyElement for [f64; 2] {
     }
 }
 
+impl NpyElement for f32 {
+    const DESCR: &'static str = "<f4";
+    fn le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+}
+
+/// Complex numbers as `(re, im)` f32 pairs: numpy's complex64 (the GPU's results).
+impl NpyElement for [f32; 2] {
+    const DESCR: &'static str = "<c8";
+    fn le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self[0].to_le_bytes());
+        out.extend_from_slice(&self[1].to_le_bytes());
+    }
+}
+
 /// The bytes of a `.npy` file holding `values` with `shape`.
 pub fn npy_bytes<T: NpyElement>(shape: &[usize], values: &[T]) -> Vec<u8> {
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();

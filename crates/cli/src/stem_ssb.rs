@@ -1,8 +1,11 @@
 //! `scatterlab stem ssb <master.h5> [--center ROW,COL] [--bf R] [--rotation-deg A] [--transpose]
-//! [--C10 NM] [--C12 NM] [--phi12 RAD] [--dk INV_A_PER_PX] [--fit [--fit-rotation]] [--device cpu]
-//! --out <dir>`: single-sideband ptychography ([`scatterlab_stem::ssb::ssb`], CPU f64) with the
+//! [--C10 NM] [--C12 NM] [--phi12 RAD] [--dk INV_A_PER_PX] [--fit [--fit-rotation]] [--device cpu|gpu]
+//! --out <dir>`: single-sideband ptychography ([`scatterlab_stem::ssb::ssb`], CPU f64, or with
+//! `--device gpu` [`scatterlab_stem::gpu::ssb_gpu`]: the same frame pass and fit, the
+//! reconstruction in f32 WGSL; no GPU is an error, never a silent CPU run) with the
 //! given aberrations or, with `--fit`, aberrations fitted from the data (the given ones are the
-//! start), writing `ssb_object.npy` (complex128), `ssb_phase.npy`, `ssb_amplitude.npy` and
+//! start), writing `ssb_object.npy` (complex128 on the CPU, complex64 on the GPU), `ssb_phase.npy`,
+//! `ssb_amplitude.npy` (f64 / f32 likewise) and
 //! `manifest.json` (aberrations and whether fitted, the fit's levels and loss curve, rotation,
 //! sampling rule, BF pixels, provenance).
 
@@ -10,9 +13,11 @@ use std::path::Path;
 use std::time::Instant;
 
 use scatterlab_core::{CancelToken, DeviceKind};
-use scatterlab_stem::ssb::{ssb, Aberrations, FitOptions, SsbOptions};
+use scatterlab_stem::ssb::{ssb, Aberrations, FitOptions, SsbOptions, SsbRecord};
 
-use crate::npy::write_npy;
+use scatterlab_stem::gpu::ssb_gpu;
+
+use crate::npy::{write_npy, NpyElement};
 
 /// The command's arguments.
 pub struct Args<'a> {
@@ -55,11 +60,16 @@ fn center(text: &Option<String>) -> Result<Option<[f64; 2]>, String> {
     }
 }
 
+/// Writes `ssb_object.npy`, `ssb_phase.npy` and `ssb_amplitude.npy` over a `scan` into `out`.
+fn write_products<C: NpyElement, R: NpyElement>(out: &Path, scan: &[usize; 2], object: &[C], phase: &[R], amplitude: &[R]) -> Result<(), String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    write_npy(&out.join("ssb_object.npy"), scan, object)?;
+    write_npy(&out.join("ssb_phase.npy"), scan, phase)?;
+    write_npy(&out.join("ssb_amplitude.npy"), scan, amplitude)
+}
+
 /// Runs the reconstruction and writes the products.
 pub fn run(a: &Args<'_>) -> Result<(), String> {
-    if a.device == DeviceKind::Gpu {
-        return Err("--device gpu: SSB on the GPU is not yet implemented; use --device cpu".into());
-    }
     let options = SsbOptions {
         center: center(&a.center)?,
         bf_radius: a.bf,
@@ -72,20 +82,31 @@ pub fn run(a: &Args<'_>) -> Result<(), String> {
         ..Default::default()
     };
     let t0 = Instant::now();
+    // The adapter before the frames: `--device gpu` without one fails at once.
+    let ctx = match a.device {
+        DeviceKind::Cpu => None,
+        DeviceKind::Gpu => Some(crate::gpu_device::context()?),
+    };
     let (files, acq) = crate::stem_open::open(a.master, a.scan.as_deref())?;
     // One bar for the frame passes, then the fit's loss evaluations (no unit: it counts both).
     let mut bar = crate::progress::Bar::new("stem ssb", "");
-    let products = ssb(&acq, &files, &options, &mut |done, total| bar.frames(done, total), &CancelToken::new()).map_err(|e| e.to_string())?;
+    let mut progress = |done, total| bar.frames(done, total);
+    let cancel = CancelToken::new();
+    let written = match &ctx {
+        None => ssb(&acq, &files, &options, &mut progress, &cancel).map_err(|e| e.to_string()).and_then(|p| {
+            let object: Vec<[f64; 2]> = p.object.iter().map(|z| [z.re, z.im]).collect();
+            write_products(a.out, &p.scan, &object, &p.phase(), &p.amplitude()).map(|()| (p.record, p.provenance))
+        }),
+        Some(ctx) => pollster::block_on(ssb_gpu(ctx, &acq, &files, &options, &mut progress, &cancel)).map_err(|e| e.to_string()).and_then(|p| {
+            let object: Vec<[f32; 2]> = p.object.iter().map(|z| [z.re, z.im]).collect();
+            write_products(a.out, &p.scan, &object, &p.phase(), &p.amplitude()).map(|()| (p.record, p.provenance))
+        }),
+    };
     drop(bar);
-    std::fs::create_dir_all(a.out).map_err(|e| format!("cannot create {}: {e}", a.out.display()))?;
-    let shape = products.scan.to_vec();
-    let object: Vec<[f64; 2]> = products.object.iter().map(|z| [z.re, z.im]).collect();
-    write_npy(&a.out.join("ssb_object.npy"), &shape, &object)?;
-    write_npy(&a.out.join("ssb_phase.npy"), &shape, &products.phase())?;
-    write_npy(&a.out.join("ssb_amplitude.npy"), &shape, &products.amplitude())?;
+    let (record, provenance): (SsbRecord, _) = written?;
     let wall_s = t0.elapsed().as_secs_f64();
     // The fit's report (levels, loss curve) once, at the top level, not again inside "ssb".
-    let mut r = products.record.clone();
+    let mut r = record;
     let fit = r.fit.take();
     let manifest = serde_json::json!({
         "products": ["ssb_object", "ssb_phase", "ssb_amplitude"],
@@ -99,8 +120,9 @@ pub fn run(a: &Args<'_>) -> Result<(), String> {
         "transposed": r.transposed,
         "ssb": r,
         "fit": fit,
+        "device": r.device,
         "wall_s": wall_s,
-        "provenance": products.provenance,
+        "provenance": provenance,
     });
     let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
     let path = a.out.join("manifest.json");

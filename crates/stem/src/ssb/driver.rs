@@ -6,7 +6,7 @@ use num_complex::Complex64;
 use scatterlab_core::CancelToken;
 use serde::Serialize;
 
-use super::{fit_aberrations, reconstruct, rotation_from_dpc, Aberrations, FitOptions, FitReport, FitStart, BfPixels, BfStack, Optics, GAMMA_FLOOR};
+use super::{fit_aberrations_on, reconstruct, CpuLosses, LossBackend, rotation_from_dpc, Aberrations, FitOptions, FitReport, FitStart, BfPixels, BfStack, Optics, GAMMA_FLOOR};
 use crate::load::{Acquisition, FileSet, LoadProvenance, LoadRecord, MaskPolicy, PixelSlice, StreamCursor};
 use crate::reduce::pipeline::wavelength_from_kv;
 use crate::reduce::{auto_probe, FusedPass, ReduceError, VirtualDetector};
@@ -144,6 +144,35 @@ fn pass(acq: &Acquisition, mask: MaskPolicy, progress: &mut dyn FnMut(u64, u64),
 /// of each pass over the data (two when the centre or radius is measured), then (loss
 /// evaluations done, planned) during a fit.
 pub fn ssb(acq: &Acquisition, files: &dyn FileSet, options: &SsbOptions, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<SsbProducts, ReduceError> {
+    let p = prepare(acq, files, options, progress, cancel)?;
+    let r = &p.record;
+    let object = reconstruct(&p.stack, &p.optics, &r.aberrations, r.scan_step_a, r.rotation_deg, cancel)?;
+    Ok(SsbProducts { scan: p.stack.scan, object, record: p.record, provenance: p.provenance })
+}
+
+/// Everything [`ssb`] does before the final reconstruction: the filled BF stack, the optics, and
+/// the record (aberrations given or fitted, rotation, step; `device` says the CPU's, a GPU caller
+/// overwrites it) — shared by the CPU path and the GPU's (`crate::gpu::ssb_gpu`).
+#[derive(Debug)]
+pub struct SsbPrepared {
+    /// One scan image per BF pixel.
+    pub stack: BfStack,
+    /// λ, k_α, dk.
+    pub optics: Optics,
+    /// Parameters used.
+    pub record: SsbRecord,
+    /// Sources and how they were read.
+    pub provenance: LoadProvenance,
+}
+
+/// [`ssb`] up to the reconstruction: parameters resolved and checked, frames streamed into the
+/// BF stack, rotation from DPC and the fit when asked; same `progress` and `cancel` contract.
+pub fn prepare(acq: &Acquisition, files: &dyn FileSet, options: &SsbOptions, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<SsbPrepared, ReduceError> {
+    prepare_with(acq, files, options, &mut CpuLosses, progress, cancel)
+}
+
+/// [`prepare`] with a fit's losses evaluated by `backend`.
+pub fn prepare_with(acq: &Acquisition, files: &dyn FileSet, options: &SsbOptions, backend: &mut dyn LossBackend, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<SsbPrepared, ReduceError> {
     let o = options;
     if let Some(c) = o.center {
         checked(Some(c[0]), "beam centre row", false)?;
@@ -226,17 +255,15 @@ pub fn ssb(acq: &Acquisition, files: &dyn FileSet, options: &SsbOptions, progres
     let (aberrations, rotation_deg, rotation_source, fit) = match &o.fit {
         None => (o.aberrations, rotation_deg, rotation_source, None),
         Some(fo) => {
-            let r = fit_aberrations(&stack, &optics, step, &FitStart { aberrations: o.aberrations, rotation_deg }, fo, progress, cancel)?;
+            let r = fit_aberrations_on(&stack, &optics, step, &FitStart { aberrations: o.aberrations, rotation_deg }, fo, backend, progress, cancel)?;
             let source = if fo.fit_rotation { format!("fitted from {rotation_deg:.3}° ({rotation_source})") } else { rotation_source };
             (r.aberrations, r.rotation_deg, source, Some(r))
         }
     };
-    let object = reconstruct(&stack, &optics, &aberrations, step, rotation_deg, cancel)?;
     let record = LoadRecord { frames: [0, acq.n_frames()], region: None, bin: 1, mask_policy: o.mask, n_masked };
     let provenance = acq.provenance(files, &record, None).map_err(|e| ReduceError::new("provenance", e.to_string()))?;
-    Ok(SsbProducts {
-        scan,
-        object,
+    Ok(SsbPrepared {
+        optics,
         record: SsbRecord {
             center_row_col: center,
             bf_radius_px: radius,
@@ -259,5 +286,6 @@ pub fn ssb(acq: &Acquisition, files: &dyn FileSet, options: &SsbOptions, progres
             version: format!("scatterlab-stem {}", env!("CARGO_PKG_VERSION")),
         },
         provenance,
+        stack,
     })
 }

@@ -15,7 +15,7 @@ use scatterlab_core::CancelToken;
 use serde::Serialize;
 
 use super::simplex::nelder_mead;
-use super::{Aberrations, BfStack, Optics, PhaseVariance, Trial};
+use super::{Aberrations, BfStack, CpuLosses, LossBackend, Optics, PhaseVariance, Trial};
 use crate::reduce::ReduceError;
 
 /// What the fit searches and how much it may spend.
@@ -129,6 +129,7 @@ struct Recorder<'a> {
     total: u64,
     progress: &'a mut dyn FnMut(u64, u64),
     cancel: &'a CancelToken,
+    backend: &'a mut dyn LossBackend,
 }
 
 /// C10 of a trial that would have no aberration at all, nm.
@@ -152,7 +153,8 @@ fn regular(t: &Trial) -> Trial {
 impl Recorder<'_> {
     fn batch(&mut self, pv: &PhaseVariance, level: &'static str, trials: &[Trial]) -> Result<Vec<f64>, ReduceError> {
         let trials: Vec<Trial> = trials.iter().map(regular).collect();
-        let losses = pv.losses(&trials, self.cancel)?;
+        let index = ["grid", "coarse", "full"].iter().position(|&l| l == level).unwrap_or(0);
+        let losses = self.backend.losses(index, pv, &trials, self.cancel)?;
         for (t, &loss) in trials.iter().zip(&losses) {
             let ab = aberrations_of(t);
             let evaluation = self.curve.len() + 1;
@@ -189,7 +191,14 @@ pub struct FitStart {
 /// `optics` and scan step `step_a` (Å) from `start`; `progress` gets (evaluations done,
 /// planned) after each batch of evaluations.
 pub fn fit_aberrations(stack: &BfStack, optics: &Optics, step_a: f64, start: &FitStart, options: &FitOptions, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<FitReport, ReduceError> {
+    fit_aberrations_on(stack, optics, step_a, start, options, &mut CpuLosses, progress, cancel)
+}
+
+/// [`fit_aberrations`] with the losses evaluated by `backend` (e.g. many trials per GPU dispatch).
+#[allow(clippy::too_many_arguments)]
+pub fn fit_aberrations_on(stack: &BfStack, optics: &Optics, step_a: f64, start: &FitStart, options: &FitOptions, backend: &mut dyn LossBackend, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<FitReport, ReduceError> {
     let (o, rotation_deg) = (options, start.rotation_deg);
+    backend.reset();
     let start = &start.aberrations;
     let [lo, hi] = o.c10_range_nm;
     check(lo, "C10 range", "the lower bound")?;
@@ -256,7 +265,7 @@ pub fn fit_aberrations(stack: &BfStack, optics: &Optics, step_a: f64, start: &Fi
     const CANDIDATES: usize = 3;
     const COARSE_EVALS: usize = 60;
     let planned = trials.len() + CANDIDATES * COARSE_EVALS + o.max_full_evaluations;
-    let mut rec = Recorder { curve: Vec::new(), total: planned as u64, progress, cancel };
+    let mut rec = Recorder { curve: Vec::new(), total: planned as u64, progress, cancel, backend };
     let grid_losses = rec.batch(&grid_level, "grid", &trials)?;
     let grid_evals = rec.curve.len();
     // The best few grid points that are not neighbours of a better one (distinct basins).

@@ -15,6 +15,7 @@
 //! objective ([`PhaseVariance`]).
 
 mod accumulate;
+mod backend;
 mod driver;
 mod fft;
 mod fit;
@@ -25,9 +26,10 @@ mod simplex;
 mod stack;
 
 pub use accumulate::{fftfreq, mean_spectrum, object_from_spectrum, scan_frequencies, GAMMA_FLOOR};
-pub use driver::{ssb, SsbOptions, SsbProducts, SsbRecord};
+pub use driver::{prepare, prepare_with, ssb, SsbOptions, SsbPrepared, SsbProducts, SsbRecord};
 pub use fft::Fft2;
-pub use fit::{aberrations_of, fit_aberrations, FitLevel, FitOptions, FitReport, FitStart, LossPoint};
+pub use backend::{CpuLosses, LossBackend};
+pub use fit::{aberrations_of, fit_aberrations, fit_aberrations_on, FitLevel, FitOptions, FitReport, FitStart, LossPoint};
 pub use objective::{PhaseVariance, Trial};
 pub use optics::{Aberrations, Optics, Probe};
 pub use rotation::{rotation_from_dpc, DpcRotation};

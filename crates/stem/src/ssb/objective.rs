@@ -96,6 +96,13 @@ impl PhaseVariance {
         Ok(PhaseVariance { grid, fr, fc, k, a, spectra, dc: Complex64::new(dc, 0.0), optics: *optics, threads })
     }
 
+    /// What the GPU twin (`crate::gpu::PhaseVarianceGpu`) uploads: grid, unrotated row and
+    /// column frequencies, the selected pixels' k and `A(k_b)`, their spectra, the DC term, optics.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn parts(&self) -> ([usize; 2], &[f64], &[f64], &[[f64; 2]], &[f64], &[Complex64], Complex64, &Optics) {
+        (self.grid, &self.fr, &self.fc, &self.k, &self.a, &self.spectra, self.dc, &self.optics)
+    }
+
     /// Pixels in the loss.
     pub fn pixels(&self) -> usize {
         self.k.len()

@@ -63,6 +63,12 @@ impl Probe {
         }
     }
 
+    /// The folded constants `[k_α, 1/dk, πλ, C10, C12 cos 2φ12, C12 sin 2φ12]` (Å, Å⁻¹): what the
+    /// GPU twin (`shaders/stem/ssb_accumulate.wgsl`) evaluates the same probe from.
+    pub(crate) fn constants(&self) -> [f64; 6] {
+        [self.k_alpha, self.inv_dk, self.pi_lambda, self.c10, self.c12_cos, self.c12_sin]
+    }
+
     /// Aperture weight `A(k)` at `(k_row, k_col)`.
     pub fn aperture(&self, kr: f64, kc: f64) -> f64 {
         ((self.k_alpha - kr.hypot(kc)) * self.inv_dk + 0.5).clamp(0.0, 1.0)
