@@ -11,7 +11,7 @@ SUDO=""
 
 apt_packages=(chromium chromium-driver xvfb xauth mesa-vulkan-drivers libvulkan1 libgl1-mesa-dri
   libegl1 libgl1 libxkbcommon-x11-0 libx11-xcb1 libxcursor1 libxrandr2 libxi6 fonts-dejavu-core
-  imagemagick xdotool python3-h5py)
+  imagemagick xdotool python3-h5py python3-venv)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -31,6 +31,14 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q " $wb_version\$"; then
   echo "setup: cargo install wasm-bindgen-cli $wb_version (several minutes)"
   # Not --locked: its lockfile wants a crate version this registry lacks (shared/TOOLCHAIN.md).
   cargo install -q wasm-bindgen-cli --version "$wb_version" --force
+fi
+
+# The Python extension's tests (crates/py, scripts/test-python.sh): one venv outside the repository.
+py_venv="${SCATTERLAB_PY_VENV:-$HOME/.cache/scatterlab/py-venv}"
+if ! "$py_venv/bin/python" -c "import maturin, numpy, dask, distributed, pytest" 2>/dev/null; then
+  echo "setup: python venv $py_venv (maturin numpy dask distributed pytest)"
+  python3 -m venv "$py_venv"
+  "$py_venv/bin/pip" install -q --disable-pip-version-check maturin numpy dask distributed pytest
 fi
 
 if [ -f package.json ] && { [ ! -d node_modules ] || [ package.json -nt node_modules/.package-lock.json ]; }; then

@@ -23,6 +23,8 @@ stage() {
 # a, b, d: native unit/integration tests, WGSL kernels on lavapipe vs their CPU twins, naga
 # validation of every shader, egui_kittest UI tests.
 stage native cargo test --workspace --all-targets --no-fail-fast
+# g: the Python extension (crates/py) built into setup.sh's venv, pytest on a two-process Dask cluster.
+[ -f scripts/test-python.sh ] && stage python bash scripts/test-python.sh
 # c: wasm-bindgen-test in headless Chromium with WebGPU (SwiftShader).
 [ -f scripts/test-browser.sh ] && stage browser bash scripts/test-browser.sh
 # f: web build + sources.json must match the committed file.

@@ -12,12 +12,11 @@ use scatterlab_core::CancelToken;
 use scatterlab_gpu::GpuContext;
 use serde::Serialize;
 
-use super::idpc::{idpc_physical, resolve_half_turn};
-use super::detector::mrad_to_px;
-use super::{auto_probe, center_of_mass, find_rotation, FusedPass, FusedResult, ReduceError, RotationOptions, VirtualDetector};
+use super::finish::{finish, needs_probe, resolve_geometry};
+use super::{auto_probe, FusedPass, FusedResult, ReduceError, VirtualDetector};
 use crate::gpu::FusedPassGpu;
-use crate::sampling::{detector_sampling, DetectorSampling};
-use crate::load::{bin_frame, Acquisition, FileSet, LoadProvenance, LoadRecord, MaskPolicy, PixelSlice, StreamCursor};
+use crate::sampling::DetectorSampling;
+use crate::load::{Acquisition, FileSet, LoadProvenance, LoadRecord, MaskPolicy, PixelSlice, StreamCursor};
 
 /// What to reduce and how.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -166,8 +165,8 @@ async fn run_pass(acq: &Acquisition, mask: MaskPolicy, pass: &mut Pass, progress
 /// Reduces the acquisition `acq` (its files in `files`, for provenance hashes) with the fused
 /// pass on `device`; `progress` gets (frames done, total) per batch of each pass over the data.
 pub async fn reduce(acq: &Acquisition, files: &dyn FileSet, options: &ReduceOptions, device: ReduceDevice<'_>, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<Products, ReduceError> {
-    let scan = acq.scan_shape().map_err(|e| ReduceError::new("scan shape", e.to_string()))?;
-    let scan = [scan.rows, scan.cols];
+    // No scan shape, no products: refused before any data is read.
+    acq.scan_shape().map_err(|e| ReduceError::new("scan shape", e.to_string()))?;
     let det = acq.det_shape();
     let n = acq.n_frames() as usize;
     let mut notes = Vec::new();
@@ -180,124 +179,23 @@ pub async fn reduce(acq: &Acquisition, files: &dyn FileSet, options: &ReduceOpti
     if frames_missing > 0 {
         notes.push(format!("{frames_missing} of {} frames missing ({}): real products are NaN there, integer products 0; present.npy marks the positions read", acq.n_frames(), missing_files.join(", ")));
     }
-    let present = acq.present_frames();
-    let mrad = options.radius_unit == RadiusUnit::Mrad;
-    let probe = if options.center.is_none() || options.bf_radius.is_none() || mrad {
+    let probe = if needs_probe(options) {
         let mut sum = Pass::new(device, det, n, &[]).await?;
         run_pass(acq, options.mask, &mut sum, progress, cancel).await?;
         Some(auto_probe(&sum.finish().await?.mean_dp(), det)?)
     } else {
         None
     };
-    if mrad && acq.calibration().convergence_mrad.is_none() {
-        return Err(ReduceError::new("radii in mrad", "need the convergence semi-angle, which the file does not give; give the radii in pixels"));
-    }
-    // Radii in mrad convert with the measured disc (the BF of α mrad is the disc itself).
-    let measured = probe.as_ref().map(|p| p.radius);
-    let to_px = |v: f64, what: &str| if mrad { mrad_to_px(v, detector_sampling(acq.calibration(), measured).map(|s| s.mrad_per_px), what) } else { Ok(v) };
-    let center = options.center.or(probe.as_ref().map(|p| p.center)).unwrap_or([0.0; 2]);
-    let radius = match options.bf_radius {
-        Some(r) => to_px(r, "BF radius")?,
-        None => probe.as_ref().map_or(0.0, |p| p.radius),
-    };
-    let auto = probe.is_some() && (options.center.is_none() || options.bf_radius.is_none());
-    let adf = match options.adf {
-        Some([a, b]) => [to_px(a, "ADF inner radius")?, to_px(b, "ADF outer radius")?],
-        None => [1.2 * radius, 2.5 * radius],
-    };
-    let detectors = VirtualDetector::standard(center, radius, adf);
-    let mut pass = Pass::new(device, det, n, &detectors).await?;
-    let bin = options.bin.filter(|&k| k > 1);
+    let geometry = resolve_geometry(acq, options, probe.as_ref())?;
+    let mut pass = Pass::new(device, det, n, &geometry.detectors()).await?;
     let record = run_pass(acq, options.mask, &mut pass, progress, cancel).await?;
     let fused: FusedResult = pass.finish().await?;
-    let binned = match bin {
-        Some(k) => Some(bin_frame::<u64, u64>(&fused.sum_dp, det, k).map_err(|e| ReduceError::new("detector binning", e.to_string()))?),
-        None => None,
+    let device = match device {
+        ReduceDevice::Cpu => "cpu (fused pass u64)".into(),
+        ReduceDevice::Gpu(ctx) => format!("gpu {} (fused pass paired-u32, exact)", ctx.describe()),
     };
-    let mut reals = vec![("mean_dp".to_owned(), det.to_vec(), fused.mean_dp())];
-    let mut fused = fused;
-    fused.mark_absent(&present);
-    let com = center_of_mass(&fused.com_raw, scan)?;
-    reals.push(("com_row_raw".into(), scan.to_vec(), fused.com_raw[0].clone()));
-    reals.push(("com_col_raw".into(), scan.to_vec(), fused.com_raw[1].clone()));
-    reals.push(("com_row".into(), scan.to_vec(), com.r.clone()));
-    reals.push(("com_col".into(), scan.to_vec(), com.c.clone()));
-    let cal = acq.calibration();
-    let wavelength = cal.wavelength_a.or_else(|| cal.voltage_kv.map(wavelength_from_kv));
-    let sampling = detector_sampling(cal, (radius > 0.0).then_some(radius));
-    if let Some(w) = sampling.as_ref().and_then(|s| s.warning.clone()) {
-        notes.push(w);
-    }
-    let dk = sampling.as_ref().zip(wavelength).and_then(|(s, l)| s.inv_a_per_px(l));
-    let (mut rotation_deg, mut use_transpose) = (None, None);
-    match find_rotation(&com, &RotationOptions::default()) {
-        Ok(rot) => {
-            let adf_image: Vec<f64> = fused.detector("adf").unwrap_or(&[]).iter().zip(&present).map(|(&v, &p)| if p { v as f64 } else { f64::NAN }).collect();
-            let mut deg = rot.fine_deg;
-            match (dk, cal.scan_step_a) {
-                (Some(dk), Some(step)) => {
-                    match idpc_physical(&com.rotated(deg, rot.transpose), dk, step) {
-                        Ok(mut phase) => {
-                            if resolve_half_turn(&phase, &adf_image) {
-                                phase.iter_mut().for_each(|v| *v = -*v);
-                                deg += 180.0;
-                            }
-                            reals.push(("idpc".into(), scan.to_vec(), phase));
-                        }
-                        Err(e) => notes.push(format!("idpc: {e}")),
-                    }
-                }
-                _ => notes.push("idpc: needs the detector sampling (convergence semi-angle or file geometry), the wavelength (or voltage) and the scan step; not in the file".into()),
-            }
-            let aligned = com.rotated(deg, rot.transpose);
-            reals.push(("dpc_row_aligned".into(), scan.to_vec(), aligned.r));
-            reals.push(("dpc_col_aligned".into(), scan.to_vec(), aligned.c));
-            rotation_deg = Some(deg);
-            use_transpose = Some(rot.transpose);
-        }
-        Err(e) => notes.push(format!("DPC: {e}")),
-    }
-    let mut integers = vec![
-        ("sum_dp".to_owned(), det.to_vec(), fused.sum_dp.clone()),
-        ("max_dp".to_owned(), det.to_vec(), fused.max_dp.clone()),
-        ("total".to_owned(), scan.to_vec(), fused.total.clone()),
-    ];
-    for (name, _, values) in &fused.detectors {
-        integers.push((name.clone(), scan.to_vec(), values.clone()));
-    }
-    if let (Some(k), Some((shape, b))) = (bin, binned) {
-        integers.push((format!("bin{k}_sum_dp"), shape.to_vec(), b));
-    }
     let provenance = acq.provenance(files, &record, None).map_err(|e| ReduceError::new("provenance", e.to_string()))?;
-    let scan_present: Vec<bool> = (0..scan[0] * scan[1]).map(|i| present.get(i).copied().unwrap_or(false)).collect();
-    Ok(Products {
-        integers,
-        reals,
-        present: scan_present,
-        record: ReduceRecord {
-            center_row_col: center,
-            auto_probe: auto,
-            bf_radius_px: radius,
-            adf_px: adf,
-            detector_pixels: fused.detectors.iter().map(|(n, p, _)| (n.clone(), *p)).collect(),
-            rotation_deg,
-            use_transpose,
-            sampling_mrad_per_px: sampling.as_ref().map(|s| s.mrad_per_px),
-            detector_sampling: sampling,
-            dk_inv_a_per_px: dk,
-            frames_total: acq.n_frames(),
-            frames_missing,
-            missing_files,
-            notes,
-            accumulation: "u64 integer sums, u128 centre-of-mass moments, f64 reals".into(),
-            device: match device {
-                ReduceDevice::Cpu => "cpu (fused pass u64)".into(),
-                ReduceDevice::Gpu(ctx) => format!("gpu {} (fused pass paired-u32, exact)", ctx.describe()),
-            },
-            version: format!("scatterlab-stem {}", env!("CARGO_PKG_VERSION")),
-        },
-        provenance,
-    })
+    finish(acq, options, &geometry, fused, notes, device, provenance)
 }
 
 /// Relativistic electron wavelength in Å for an accelerating voltage in kV.

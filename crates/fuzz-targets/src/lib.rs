@@ -1,0 +1,114 @@
+//! The bodies of the fuzz targets (one per input kind a user hands scatterlab, HDF5 aside), kept
+//! in a library so that `cargo test` replays the seed corpus and every crash regression on
+//! stable, and `cargo +nightly fuzz run <target>` explores from there.
+//!
+//! Contract of every target: the input is arbitrary bytes; the reader returns a value or an
+//! error and never panics, aborts or allocates without bound; and where a reader's value flows
+//! into a computation here (a reflectivity model's curves, a crystal's expansion), a success is
+//! finite — a NaN that leaves without an error is a bug as much as a panic.
+
+use scatterlab_bloch::crystal::parse_cif_asymmetric;
+use scatterlab_bloch::refine::pets::PetsData;
+use scatterlab_bloch::refine::ExperimentConfig;
+use scatterlab_refl::model::Model;
+use scatterlab_refl::Engine;
+
+/// The input as text: invalid UTF-8 is a reader's error in the programs too (they read strings).
+fn text(data: &[u8]) -> Option<&str> {
+    std::str::from_utf8(data).ok()
+}
+
+/// A CIF: the asymmetric unit, its symmetry expansion and the expanded crystal's validation.
+pub fn cif(data: &[u8]) {
+    let Some(text) = text(data) else { return };
+    if let Ok(asu) = parse_cif_asymmetric("fuzz", text) {
+        let (crystal, images) = asu.expand();
+        assert_eq!(images.len(), crystal.atoms.len(), "one image record per expanded atom");
+        let _ = crystal.validate();
+        for site in 0..asu.sites.len() {
+            let _ = asu.position_basis(site);
+            let _ = asu.adp_basis(site);
+        }
+    }
+}
+
+/// A PETS2 `.cif_pets` file.
+pub fn cif_pets(data: &[u8]) {
+    let Some(text) = text(data) else { return };
+    if let Ok(pets) = PetsData::parse("fuzz.cif_pets", text) {
+        let _ = pets.require_rotation_axis_position();
+        assert!(pets.semiangle_deg().is_finite() || pets.frames.is_empty(), "semi-angle of a parsed file");
+    }
+}
+
+/// A diffBloch `experiment.yaml`.
+pub fn experiment_yaml(data: &[u8]) {
+    let Some(text) = text(data) else { return };
+    if let Ok(config) = ExperimentConfig::parse("experiment.yaml", text) {
+        let _ = config.check_supported();
+    }
+}
+
+/// A Bloch cases file (the reader only: a case's simulation is bounded by `Limits`, tested apart).
+pub fn bloch_cases(data: &[u8]) {
+    let Some(text) = text(data) else { return };
+    let _ = scatterlab_bloch::simulate::parse_cases(text);
+}
+
+/// A reflectivity model: parsed, compiled and, when its grids are small, evaluated on the CPU at
+/// its start values; a curve returned without an error must be finite.
+pub fn refl_model(data: &[u8]) {
+    let Some(text) = text(data) else { return };
+    let Ok(model) = Model::from_json(text) else { return };
+    let points: usize = model.datasets().iter().map(|d| d.q.len()).sum();
+    if points > 4096 {
+        return;
+    }
+    let values = model.values().to_vec();
+    if let Ok(curves) = pollster::block_on(model.evaluate(Engine::Cpu, &[&values])) {
+        for curve in curves.iter().flatten() {
+            assert!(curve.iter().all(|r| r.is_finite()), "a model evaluated without error returned a non-finite R");
+        }
+    }
+}
+
+/// A reflectivity fit task (the CLI's `refl fit` input): turned into a model and compiled.
+pub fn refl_fit_task(data: &[u8]) {
+    let Some(text) = text(data) else { return };
+    if let Ok(file) = scatterlab_refl::fit::task::task_to_model(text) {
+        let _ = Model::new(file);
+    }
+}
+
+/// A reflectivity cases file (`refl compute`'s input).
+pub fn refl_cases(data: &[u8]) {
+    let Some(text) = text(data) else { return };
+    let _ = scatterlab_refl::cases::parse_cases(text);
+}
+
+/// An ORSO `.ort` text file.
+pub fn orso(data: &[u8]) {
+    let Some(text) = text(data) else { return };
+    let _ = scatterlab_refl::orso::parse_orso(text, "fuzz.ort");
+}
+
+/// Whitespace/comma text columns (q, R[, dR[, dQ]]).
+pub fn columns(data: &[u8]) {
+    let Some(text) = text(data) else { return };
+    if let Ok(d) = scatterlab_refl::data::parse_columns(text, "fuzz.dat") {
+        assert_eq!(d.q.len(), d.r.len(), "q and R of one dataset");
+    }
+}
+
+/// Every target by name, for the corpus replay.
+pub const TARGETS: [(&str, fn(&[u8])); 9] = [
+    ("cif", cif),
+    ("cif_pets", cif_pets),
+    ("experiment_yaml", experiment_yaml),
+    ("bloch_cases", bloch_cases),
+    ("refl_model", refl_model),
+    ("refl_fit_task", refl_fit_task),
+    ("refl_cases", refl_cases),
+    ("orso", orso),
+    ("columns", columns),
+];
