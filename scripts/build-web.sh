@@ -75,7 +75,7 @@ step "wasm-bindgen"
 node_modules/.bin/tsc -p web/tsconfig.json
 types_tmp=$(mktemp -d dist/.types.XXXXXX)
 node_modules/.bin/tsc -p web/tsconfig.json --noEmit false --declaration --emitDeclarationOnly --outDir "$types_tmp"
-cp "$types_tmp/index.d.ts" "$types_tmp/fit.d.ts" "$types_tmp/h5.d.ts" dist/
+cp "$types_tmp/index.d.ts" "$types_tmp/fit.d.ts" "$types_tmp/h5.d.ts" "$types_tmp/bloch.d.ts" dist/
 rm -rf "$types_tmp"
 step "tsc (type-check, declarations)"
 esbuild_common=(--bundle --format=esm --platform=browser --target=es2022 --charset=utf8 --log-level=warning)

@@ -8,6 +8,7 @@
 #   tests/e2e/fit.mjs      fitting in the package's worker: progress, seeded result, cancel, resume, polish
 #   tests/e2e/app_fit.mjs  the app's Fit tab through its widgets: file dialog, fit in the worker, downloads, cancel, MCMC
 #   tests/e2e/h5.mjs       HDF5 / 4D-STEM Files in the package's worker: stemInfo, tree, frames, stream sums, cancel, missing file, ssb
+#   tests/e2e/bloch.mjs    Bloch-wave simulation and refinement in the package's worker: shapes, progress, cancel, named errors
 # Screenshots land in tests/e2e/out/ (git-ignored).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +20,7 @@ bash scripts/build-web.sh --no-sources
 cargo test -q --workspace --all-targets --no-run
 passed=0
 failed=0
-for test in tests/e2e/app.mjs tests/e2e/native_app.mjs tests/e2e/package.mjs tests/e2e/fit.mjs tests/e2e/app_fit.mjs tests/e2e/h5.mjs; do
+for test in tests/e2e/app.mjs tests/e2e/native_app.mjs tests/e2e/package.mjs tests/e2e/fit.mjs tests/e2e/app_fit.mjs tests/e2e/h5.mjs tests/e2e/bloch.mjs; do
   t0=$SECONDS
   if node "$test"; then
     passed=$((passed + 1)); echo "test-e2e: $test ok ($((SECONDS - t0)) s)"

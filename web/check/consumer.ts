@@ -2,6 +2,7 @@
 // never run. scripts/build-web.sh runs `tsc -p web/check` after bundling.
 import { Scatterlab, type FitProgress, type FitResult, type ReflectivityResult, type StackColumns } from "scatterlab";
 import type { H5FrameBatch, H5Files, H5Pixels, H5StreamResult, H5Tree, SsbResult, StemInfo } from "scatterlab";
+import type { BlochRefineProgress, BlochRefineResult, BlochRefineResultJson, BlochSimulation } from "scatterlab";
 import initWasm, { H5Session, Scatterlab as WasmScatterlab } from "scatterlab/pkg";
 
 export async function example(): Promise<number> {
@@ -51,4 +52,26 @@ export async function h5Example(picked: FileList, lab: Scatterlab): Promise<numb
   const step = raw.streamNext(8);
   const rawSsb = raw.ssb({ bfRadius: 9 }, (done: number, total: number) => void (done / total));
   return tree.nodes.length + frames.length + done.framesDone + (info.det_shape[0] ?? 0) + step.framesTotal + phase.length + rows * cols + (fitted ? 1 : 0) + rawSsb.shape[0] + ssb.aberrations.C12_nm;
+}
+
+// Bloch-wave simulation and refinement through the wrapper, and the raw handle.
+export async function blochExample(lab: Scatterlab, cif: string, picked: FileList): Promise<number> {
+  const sim: BlochSimulation = await lab.blochSimulate(cif, { kv: 200, zone: [0, 0, 1], thicknesses: new Float64Array([100, 200]), gMax: 1.2, solver: "eigen", tilt: [0.1, 0] });
+  const hkl: Int32Array = sim.hkl;
+  const row: Float64Array = sim.intensities.subarray(sim.nBeams, 2 * sim.nBeams);
+  // @ts-expect-error: the solver is "eigen" | "expm" only.
+  await lab.blochSimulate(cif, { kv: 200, zone: [0, 0, 1], thicknesses: [100], solver: "taylor" });
+  // @ts-expect-error: kv, zone and thicknesses are required.
+  await lab.blochSimulate(cif, { kv: 200 });
+  const controller = new AbortController();
+  const seen: BlochRefineProgress[] = [];
+  const refined: BlochRefineResult = await lab.blochRefine(picked, { maxIterations: 2 }, (p) => seen.push(p), controller.signal);
+  const fromTexts = await lab.blochRefine({ "experiment.yaml": "…", "start.cif": new Blob(["…"]) }, { optimizer: "adam" });
+  const json: BlochRefineResultJson = refined.result;
+  // @ts-expect-error: the optimiser is "lm" | "adam" | "lbfgs" only.
+  await lab.blochRefine({}, { optimizer: "sgd" });
+  const raw = await WasmScatterlab.create("cpu");
+  const rawSim = raw.blochSimulate(cif, { kv: 300, zone: [1, 1, 0], thicknesses: [50] });
+  const rawRefine = await raw.blochRefine({ "experiment.yaml": "…" }, { maxIterations: 1 }, (p) => p.wR2, new AbortController().signal);
+  return hkl.length + row.length + seen.length + json.wR2 + fromTexts.refinedCif.length + refined.csv.length + rawSim.nBeams + rawRefine.result.iterations + (refined.cancelled ? 1 : 0);
 }

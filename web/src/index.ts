@@ -30,17 +30,22 @@
  * await files.streamFrames((b) => accumulate(b.data), { maxFrames: 256 });
  * ```
  *
+ * Bloch-wave electron diffraction runs there too (CPU f64; {@link Scatterlab.blochSimulate},
+ * {@link Scatterlab.blochRefine} with progress and cancel, see bloch.ts).
+ *
  * The device is the caller's choice: `"gpu"` where WebGPU has no adapter rejects with an `Error`
  * saying so, it never falls back to the CPU. Invalid inputs reject with an `Error` naming the
  * offending object (`"layer 1 thickness: not a finite number (NaN)"`).
  * @module
  */
 
+import { blochRefineVia, type BlochFiles, type BlochRefineOptions, type BlochRefineProgress, type BlochRefineResult, type BlochRequestBody, type BlochSimulateOptions, type BlochSimulation } from "./bloch.js";
 import type { FitOptions, FitProgress, FitResult } from "./fit.js";
 import { H5Files, type H5FrameBatch } from "./h5.js";
 import type { H5RequestBody, SsbProgress } from "./h5.js";
 import type { FitRequest, H5OpenResult, InitResult, WorkerAnswer, WorkerMessage, WorkerRequest } from "./protocol.js";
 
+export type { BlochFiles, BlochRefineOptions, BlochRefineProgress, BlochRefineResult, BlochRefineResultJson, BlochSimulateOptions, BlochSimulation, BlochSolver } from "./bloch.js";
 export type { FitMethod, FitOptions, FitProgress, FitResult, FitState } from "./fit.js";
 export { H5Files } from "./h5.js";
 export type { H5FrameBatch, H5MaskPolicy, H5Pixels, H5StreamOptions, H5StreamResult, H5Tree, SsbAberrations, SsbFitOptions, SsbOptions, SsbProgress, SsbRecord, SsbResult, StemInfo } from "./h5.js";
@@ -107,6 +112,8 @@ interface Pending {
   batch?(batch: H5FrameBatch): void;
   /** An SSB reconstruction's progress. */
   ssbProgress?(progress: SsbProgress): void;
+  /** A Bloch refinement's progress. */
+  blochProgress?(progress: BlochRefineProgress): void;
 }
 
 /** A reflectivity engine on one device, running in its own Web Worker. */
@@ -160,6 +167,10 @@ export class Scatterlab {
       }
       if ("ssbProgress" in response) {
         p.ssbProgress?.(response.ssbProgress);
+        return;
+      }
+      if ("blochProgress" in response) {
+        p.blochProgress?.(response.blochProgress);
         return;
       }
       pending.delete(response.id);
@@ -268,12 +279,35 @@ export class Scatterlab {
     return new H5Files(port, opened.session, opened.names);
   }
 
-  /** Sends an H5 request with the next id. */
-  #h5(body: H5RequestBody, batch?: (b: H5FrameBatch) => void, ssbProgress?: (p: SsbProgress) => void): { id: number; result: Promise<unknown> } {
+  /**
+   * One static zone-axis case of the crystal in `cifText`, as `scatterlab bloch simulate --cif …`
+   * runs it (CPU f64 in the worker). Rejects naming a bad option, a bad CIF or a failed solve.
+   */
+  blochSimulate(cifText: string, options: BlochSimulateOptions): Promise<BlochSimulation> {
+    return this.#h5({ op: "blochSimulate", cif: cifText, options }).result as Promise<BlochSimulation>;
+  }
+
+  /**
+   * Refines the start structure of a diffBloch experiment (`files`: the YAML, the `.cif_pets` and
+   * the start CIF) as `scatterlab bloch refine` does, one iteration per worker turn. `onProgress`
+   * gets a report after the start point and after every iteration; if it throws, the run is
+   * cancelled and rejects with that error. Aborting `signal` stops the run after the iteration in
+   * progress: it resolves with the structure reached and `cancelled: true`.
+   */
+  blochRefine(files: BlochFiles, options: BlochRefineOptions = {}, onProgress?: (progress: BlochRefineProgress) => void, signal?: AbortSignal): Promise<BlochRefineResult> {
+    const port = {
+      request: (body: BlochRequestBody, progress: (p: BlochRefineProgress) => void) => this.#h5(body, undefined, undefined, progress),
+      cancel: (id: number) => void (this.#closed === null && this.#worker.postMessage({ id, op: "cancel" } satisfies WorkerRequest)),
+    };
+    return blochRefineVia(port, files, options, onProgress, signal);
+  }
+
+  /** Sends an H5 or Bloch request with the next id. */
+  #h5(body: H5RequestBody | BlochRequestBody, batch?: (b: H5FrameBatch) => void, ssbProgress?: (p: SsbProgress) => void, blochProgress?: (p: BlochRefineProgress) => void): { id: number; result: Promise<unknown> } {
     const id = this.#nextId++;
     if (this.#closed !== null) return { id, result: Promise.reject(new Error(this.#closed)) };
     const result = new Promise<Answer>((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject, batch, ssbProgress });
+      this.#pending.set(id, { resolve, reject, batch, ssbProgress, blochProgress });
       try {
         this.#worker.postMessage({ ...body, id } as WorkerRequest);
       } catch (error) {

@@ -5,6 +5,7 @@
  * before its response. Column arrays travel as transferred `Float64Array`s (copies the wrapper
  * made, never the caller's).
  */
+import type { BlochRefineProgress, BlochRefineResult, BlochRequestBody, BlochSimulation } from "./bloch.js";
 import type { FitOptions, FitProgress, FitResult } from "./fit.js";
 import type { H5FrameBatch, H5Pixels, H5RequestBody, H5StreamResult, H5Tree, SsbProgress, SsbResult, StemInfo } from "./h5.js";
 import type { ScatterlabDevice, StackColumnArrays } from "./index.js";
@@ -56,6 +57,14 @@ export interface CancelRequest {
  */
 export type H5Request = H5RequestBody & { id: number };
 
+/**
+ * The Bloch requests ({@link BlochRequestBody} in bloch.ts) with their `id`. `blochSimulate`
+ * answers a {@link BlochSimulation} (its arrays transferred); `blochRefine` sends
+ * {@link BlochProgressMessage}s then a {@link BlochRefineResult}, returning to the worker's event
+ * loop after every iteration, so a `cancel` of that `id` stops it there.
+ */
+export type BlochRequest = BlochRequestBody & { id: number };
+
 /** The wrapper has consumed one batch of stream `id`; no response. */
 export interface AckRequest {
   id: number;
@@ -63,7 +72,7 @@ export interface AckRequest {
 }
 
 /** Everything the worker accepts. */
-export type WorkerRequest = InitRequest | ReflectivityRequest | FitRequest | CancelRequest | H5Request | AckRequest;
+export type WorkerRequest = InitRequest | ReflectivityRequest | FitRequest | CancelRequest | H5Request | AckRequest | BlochRequest;
 
 /** Answer to {@link InitRequest}. */
 export interface InitResult {
@@ -85,7 +94,7 @@ export interface H5OpenResult {
 }
 
 /** What a request can answer. */
-export type WorkerAnswer = InitResult | ReflectivityPayload | FitResult | H5OpenResult | H5Tree | StemInfo | H5Pixels | H5StreamResult | SsbResult;
+export type WorkerAnswer = InitResult | ReflectivityPayload | FitResult | H5OpenResult | H5Tree | StemInfo | H5Pixels | H5StreamResult | SsbResult | BlochSimulation | BlochRefineResult;
 
 /** A success or a failure (with the engine's message) for request `id`. */
 export type WorkerResponse = { id: number; ok: true; result: WorkerAnswer } | { id: number; ok: false; error: string };
@@ -108,5 +117,11 @@ export interface SsbProgressMessage {
   ssbProgress: SsbProgress;
 }
 
+/** A Bloch refinement's progress, sent before its response (same `id`). */
+export interface BlochProgressMessage {
+  id: number;
+  blochProgress: BlochRefineProgress;
+}
+
 /** Everything the worker sends. */
-export type WorkerMessage = WorkerResponse | ProgressMessage | BatchMessage | SsbProgressMessage;
+export type WorkerMessage = WorkerResponse | ProgressMessage | BatchMessage | SsbProgressMessage | BlochProgressMessage;

@@ -10,6 +10,7 @@
  * @module
  */
 import init, { H5Session, Scatterlab as WasmScatterlab } from "../../dist/pkg/scatterlab_web.js";
+import type { BlochRefineProgress } from "./bloch.js";
 import type { FitProgress, FitResult } from "./fit.js";
 import type { H5Pixels, H5StreamResult } from "./h5.js";
 import type { H5Request, WorkerAnswer, WorkerMessage, WorkerRequest } from "./protocol.js";
@@ -22,7 +23,7 @@ interface WorkerScope {
 const scope = self as unknown as WorkerScope;
 
 let engine: WasmScatterlab | null = null;
-/** Running fits by request id: `cancel` aborts the controller, the fit sees it at its next pause. */
+/** Running fits and Bloch refinements by request id: `cancel` aborts the controller, the run sees it at its next pause. */
 const fits = new Map<number, AbortController>();
 
 function describe(error: unknown): string {
@@ -122,6 +123,24 @@ async function handle(request: Exclude<WorkerRequest, { op: "cancel" | "ack" }>)
       const s = request.stack;
       const r = await engine.reflectivity(request.energyEv, request.q, s.thickness, s.roughness, s.delta_o, s.beta_o, s.delta_e, s.beta_e);
       return [{ R_s: r.R_s, R_p: r.R_p, device: r.device }, [r.R_s.buffer, r.R_p.buffer]];
+    }
+    case "blochSimulate": {
+      if (engine === null) throw new Error("scatterlab worker: not initialised");
+      const r = engine.blochSimulate(request.cif, request.options);
+      return [r, [r.hkl.buffer, r.intensities.buffer, r.thicknesses.buffer, r.gXY.buffer]];
+    }
+    case "blochRefine": {
+      // Like a fit: registered under its id, so a `cancel` aborts it at its next pause.
+      if (engine === null) throw new Error("scatterlab worker: not initialised");
+      const controller = new AbortController();
+      const id = request.id;
+      fits.set(id, controller);
+      try {
+        const onProgress = (blochProgress: BlochRefineProgress): void => scope.postMessage({ id, blochProgress }, []);
+        return [await engine.blochRefine(request.files, request.options, onProgress, controller.signal), []];
+      } finally {
+        fits.delete(id);
+      }
     }
     case "fit": {
       if (engine === null) throw new Error("scatterlab worker: not initialised");

@@ -7,6 +7,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bloch;
 pub mod compute_job;
 pub mod gpu_engine;
 pub mod landmarks;
@@ -24,6 +25,7 @@ pub use refl_fit::FitPanel;
 pub use refl_panel::{
     Computed, DepthProfile, Device, Outcome, PlotView, ReflInputs, ReflPanel, ReflTab,
 };
+pub use bloch::BlochPanel;
 pub use stem::StemPanel;
 
 /// The application's workspaces, switched in the top bar.
@@ -34,6 +36,8 @@ pub enum Workspace {
     Reflectivity,
     /// 4D-STEM: diffraction patterns, virtual detectors, DPC.
     Stem,
+    /// Bloch-wave electron diffraction: crystal, simulation, refinement.
+    Bloch,
 }
 
 /// Called once, after the first frame has been painted (the web entry marks the page ready).
@@ -47,6 +51,8 @@ pub struct ScatterlabApp {
     pub refl: ReflPanel,
     /// The 4D-STEM workspace (it loads its built-in example when first shown).
     pub stem: StemPanel,
+    /// The Bloch workspace (crystal, simulation, refinement).
+    pub bloch: BlochPanel,
     /// The lower-case wgpu backend eframe renders with (`"vulkan"`, `"browserwebgpu"`, `"gl"`),
     /// or `"none"` without wgpu.
     pub render_backend: String,
@@ -76,6 +82,7 @@ impl ScatterlabApp {
             workspace: Workspace::default(),
             refl: ReflPanel::new(gpu),
             stem,
+            bloch: BlochPanel::default(),
             render_backend,
             frames: 0,
             on_ready: None,
@@ -135,9 +142,12 @@ impl eframe::App for ScatterlabApp {
                 landmarks::mark(&refl, "workspace Reflectivity");
                 let stem = ui.selectable_value(&mut self.workspace, Workspace::Stem, "4D-STEM");
                 landmarks::mark(&stem, "workspace 4D-STEM");
+                let bloch = ui.selectable_value(&mut self.workspace, Workspace::Bloch, "Bloch");
+                landmarks::mark(&bloch, "workspace Bloch");
                 ui.label(match self.workspace {
                     Workspace::Reflectivity => "X-ray reflectivity of uniaxial stratified films",
                     Workspace::Stem => "4D-STEM: virtual detectors, centre of mass, iDPC",
+                    Workspace::Bloch => "Bloch waves: electron diffraction from a CIF, simulate and refine",
                 });
                 ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                     ui.weak(format!("render backend: {}", self.render_backend));
@@ -147,6 +157,7 @@ impl eframe::App for ScatterlabApp {
         egui::CentralPanel::default().show(ui, |ui| match self.workspace {
             Workspace::Reflectivity => self.refl.ui(ui),
             Workspace::Stem => self.stem.ui(ui),
+            Workspace::Bloch => self.bloch.ui(ui),
         });
         landmarks::set_status(ui.ctx(), self.status_json());
     }
@@ -205,6 +216,7 @@ impl ScatterlabApp {
             "frames": self.frames,
             "workspace": format!("{:?}", self.workspace),
             "stem": stem_status,
+            "bloch": self.bloch.status_json(),
             "renderBackend": self.render_backend,
             "commandError": self.command_error,
             "tab": format!("{:?}", self.refl.tab),

@@ -9,6 +9,11 @@
 //! {"do": "stemDetector", "shape": {"kind": "annulus", "center": [32.3, 31.6], "inner": 9.5, "outer": null}}
 //! {"do": "stemDisplay", "target": "image", "colormap": "gray", "transform": "linear", "percentiles": [0, 100]}
 //! {"do": "stemDevice", "name": "gpu"}
+//! {"do": "blochOpenCif", "path": "quartz.cif"}            (or "name" + "text": the CIF's text)
+//! {"do": "blochSimulate", "kv": 200, "zone": [0, 0, 1], "thicknesses": [100, 200], "solver": "eigen"}
+//! {"do": "blochOpenExperiment", "path": "synthetic_quartz"} (or "files": {name: text}, the YAML among them)
+//! {"do": "blochRefine", "steps": 2}
+//! {"do": "blochCancel"}
 //! ```
 //! Centres are (row, col) in detector pixels (CONVENTIONS.md → 4D-STEM); an annulus's `outer`
 //! of `null` is ∞ (dark field). A command is checked when parsed ([`Command::parse`]: every
@@ -62,6 +67,60 @@ pub enum Command {
         /// Manual limits (data units); they switch the automatic range off.
         limits: Option<[f64; 2]>,
     },
+    /// Opens a CIF in the Bloch workspace: `path` (read by the app), or `name` and `text`.
+    BlochOpenCif {
+        /// A file path (the desktop).
+        path: Option<String>,
+        /// The file's name (with `text`).
+        name: Option<String>,
+        /// The CIF text.
+        text: Option<String>,
+    },
+    /// Sets the Bloch Simulate page's inputs (absent ones stay) and runs the case.
+    BlochSimulate {
+        /// Voltage (kV).
+        kv: Option<f64>,
+        /// Zone axis [uvw].
+        zone: Option<[i32; 3]>,
+        /// Reference reflection (hkl) for lab +x.
+        reference: Option<[i32; 3]>,
+        /// Tilts about lab x, y (degrees).
+        tilt: Option<[f64; 2]>,
+        /// Thicknesses (Å).
+        thicknesses: Option<Vec<f64>>,
+        /// Beam radius (Å⁻¹).
+        #[serde(rename = "gMax")]
+        g_max: Option<f64>,
+        /// Excitation-error radius (Å⁻¹).
+        #[serde(rename = "sgMax")]
+        sg_max: Option<f64>,
+        /// `"eigen"` or `"expm"`.
+        solver: Option<String>,
+        /// `"cpu"` (the only device of the app's Bloch workspace; `"gpu"` is an error).
+        device: Option<String>,
+    },
+    /// The Bloch pattern's display: thickness index and log scale.
+    BlochView {
+        /// Index into the result's thicknesses.
+        #[serde(rename = "thicknessIndex")]
+        thickness_index: Option<usize>,
+        /// Log spot areas.
+        log: Option<bool>,
+    },
+    /// Opens a diffBloch experiment: `path` (folder or YAML, desktop), or `files` (name → text, the YAML among them).
+    BlochOpenExperiment {
+        /// A folder or YAML path.
+        path: Option<String>,
+        /// Files by name.
+        files: Option<std::collections::BTreeMap<String, String>>,
+    },
+    /// Starts (or resumes) a refinement of at most `steps` LM iterations.
+    BlochRefine {
+        /// Most iterations of this run.
+        steps: usize,
+    },
+    /// Cancels the running refinement.
+    BlochCancel,
 }
 
 /// Checks a detector's geometry from JSON; the error names the bad field.
@@ -87,6 +146,7 @@ impl Command {
             Command::StemDetector { shape, .. } => check_shape(shape)?,
             Command::StemDevice { name } => device(name).map(|_| ())?,
             Command::StemDisplay { .. } => command.apply_display(&mut Display::new(Colormap::Gray, Transform::Linear))?,
+            other => crate::bloch::script::check(other)?,
         }
         Ok(command)
     }
@@ -110,6 +170,7 @@ impl Command {
                 };
                 self.apply_display(display)?;
             }
+            other => crate::bloch::script::apply(other, app)?,
         }
         Ok(())
     }
@@ -154,7 +215,8 @@ fn workspace(name: &str) -> Result<Workspace, String> {
     match name {
         "Reflectivity" => Ok(Workspace::Reflectivity),
         "Stem" => Ok(Workspace::Stem),
-        other => Err(format!("workspace: unknown name {other:?} (Reflectivity, Stem)")),
+        "Bloch" => Ok(Workspace::Bloch),
+        other => Err(format!("workspace: unknown name {other:?} (Reflectivity, Stem, Bloch)")),
     }
 }
 
@@ -195,7 +257,7 @@ mod tests {
             (r#"{"do":"stemDisplay","target":"image","colormap":"nope"}"#, "colormap 'nope'"),
             (r#"{"do":"stemDisplay","target":"image","percentiles":[50,10]}"#, "percentiles"),
             (r#"{"do":"stemDisplay","target":"left"}"#, "unknown target"),
-            (r#"{"do":"workspace","name":"Bloch"}"#, "unknown name"),
+            (r#"{"do":"workspace","name":"Diffraction"}"#, "unknown name"),
             (r#"{"do":"stemDevice","name":"tpu"}"#, "unknown device"),
             (r#"{"do":"fly"}"#, "unknown variant"),
             (r#"{"do":"workspace","name":"Stem","extra":1}"#, "unknown field"),

@@ -23,6 +23,7 @@ pub mod gpu;
 pub mod propagate;
 pub mod refine;
 pub mod structure_factor;
+pub mod zone;
 
 pub use crystal::{parse_cif, Atom, Cell, Crystal, Displacement};
 pub use structure_factor::StructureFactors;

@@ -1,23 +1,14 @@
 //! `scatterlab bloch simulate --cif f.cif --kv 200 --zone 0,0,1 --thickness 100,200 …`: one
-//! static zone-axis case built from flags as a cases file (the fixture's format) and run through
-//! the same path as a file on disk, so the two can never disagree.
-//!
-//! Orientation, as the fixture's `('zone', uvw, ref_hkl, (tx, ty))`: the real-space zone axis
-//! [uvw] goes to lab +z (towards the gun; the beam travels along −z), the reciprocal direction of
-//! the reference reflection (hkl), made perpendicular to it, to lab +x, then O = R_x(tx) R_y(ty) O0.
+//! static zone-axis case built from flags by `scatterlab_bloch::zone::case_from_zone` (the same
+//! function the app's Bloch workspace calls, so the two can never disagree) and run through the
+//! same path as a cases file on disk. The orientation recipe is documented there.
 
 use std::path::{Path, PathBuf};
 
-use scatterlab_bloch::beams::{rotation_x, Mat3};
 use scatterlab_bloch::parse_cif;
-use scatterlab_bloch::simulate::{parse_cases, CasesFile};
-
-/// Beam radius |g| ≤ g_max (Å⁻¹) when `--g-max` is not given: the fixture's most common value
-/// (reference.json's static cases, and diffBloch's `g_max` in synthetic_quartz/experiment.yaml).
-pub const DEFAULT_G_MAX: f64 = 1.6;
-/// Excitation-error radius |Sg| ≤ sg_max (Å⁻¹) when `--sg-max` is not given: the fixture's most
-/// common static value (diffBloch's rocking/refinement setting is 0.01).
-pub const DEFAULT_SG_MAX: f64 = 0.04;
+use scatterlab_bloch::simulate::CasesFile;
+use scatterlab_bloch::zone::{case_from_zone, ZoneCase, DEFAULT_G_MAX, DEFAULT_SG_MAX};
+use scatterlab_bloch::BlochError;
 
 /// The flags that describe one case from a CIF (with `--cif`, in place of a cases file).
 #[derive(clap::Args, Debug, Default)]
@@ -72,70 +63,6 @@ impl CifFlags {
     }
 }
 
-fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
-fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-
-fn combine(coefficients: [i32; 3], rows: &Mat3) -> [f64; 3] {
-    [0, 1, 2].map(|j| (0..3).map(|i| f64::from(coefficients[i]) * rows[i][j]).sum())
-}
-
-fn unit(v: [f64; 3]) -> Option<[f64; 3]> {
-    let n = dot(v, v).sqrt();
-    (n.is_finite() && n > 1e-12).then(|| v.map(|x| x / n))
-}
-
-fn mat_mul(a: &Mat3, b: &Mat3) -> Mat3 {
-    let mut out = [[0.0; 3]; 3];
-    for (i, row) in out.iter_mut().enumerate() {
-        for (j, v) in row.iter_mut().enumerate() {
-            *v = (0..3).map(|k| a[i][k] * b[k][j]).sum();
-        }
-    }
-    out
-}
-
-/// Orientation O (lab = O · crystal Cartesian) for zone [uvw], reference (hkl) and tilts (degrees)
-/// in a cell with direct rows `direct` and reciprocal rows `reciprocal`.
-pub fn zone_orientation(direct: &Mat3, reciprocal: &Mat3, zone: [i32; 3], reference: Option<[i32; 3]>, tilt_deg: [f64; 2]) -> Result<Mat3, String> {
-    let z = unit(combine(zone, direct)).ok_or("--zone: the zone axis must not be 0,0,0")?;
-    // Component of the reference's reciprocal direction perpendicular to the zone axis.
-    let perpendicular = |hkl: [i32; 3]| {
-        let r = combine(hkl, reciprocal);
-        let along = dot(r, z);
-        unit([0, 1, 2].map(|j| r[j] - along * z[j]))
-    };
-    let x = match reference {
-        Some(hkl) => perpendicular(hkl).ok_or_else(|| format!("--ref {hkl:?}: parallel to the zone axis {zone:?} (or 0,0,0); pick a reflection off the axis"))?,
-        None => {
-            let axes = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
-            let in_zone = axes.iter().find(|h| h.iter().zip(&zone).map(|(a, b)| a * b).sum::<i32>() == 0);
-            // Least parallel: the largest perpendicular part relative to its length.
-            let least_parallel = || {
-                axes.iter().copied().max_by(|a, b| {
-                    let off = |h: [i32; 3]| {
-                        let r = combine(h, reciprocal);
-                        1.0 - (dot(r, z) / dot(r, r).sqrt()).abs()
-                    };
-                    off(*a).total_cmp(&off(*b))
-                })
-            };
-            let hkl = in_zone.copied().or_else(least_parallel).unwrap_or([1, 0, 0]);
-            perpendicular(hkl).ok_or("--zone: no reference direction off the zone axis")?
-        }
-    };
-    let y = cross(z, x);
-    let o0 = [x, y, z];
-    let [tx, ty] = tilt_deg.map(f64::to_radians);
-    let (sin, cos) = ty.sin_cos();
-    let ry = [[cos, 0.0, sin], [0.0, 1.0, 0.0], [-sin, 0.0, cos]];
-    Ok(mat_mul(&mat_mul(&rotation_x(tx), &ry), &o0))
-}
-
 fn triple<T: Copy>(values: &[T], flag: &str, what: &str) -> Result<Option<[T; 3]>, String> {
     match values {
         [] => Ok(None),
@@ -177,20 +104,19 @@ pub fn cases_from_flags(cif_path: &Path, flags: &CifFlags) -> Result<CasesFile, 
     let name = cif_path.file_stem().map_or_else(|| "crystal".to_owned(), |s| s.to_string_lossy().into_owned());
     let crystal = parse_cif(&name, &cif).map_err(|e| format!("{}: {e}", cif_path.display()))?;
     crystal.cell.validate().map_err(|e| format!("{}: cell: {e}", cif_path.display()))?;
-    let orientation = zone_orientation(&crystal.cell.direct_matrix(), &crystal.cell.reciprocal_matrix(), zone, reference, tilt)?;
-    let g_max = flags.g_max.unwrap_or(DEFAULT_G_MAX);
-    let case = serde_json::json!({
-        "id": format!("{name}-{kv}kV-[{},{},{}]", zone[0], zone[1], zone[2]),
-        "crystal": name,
-        "kind": "static",
-        "energy_eV": kv * 1e3,
-        "orientation": orientation,
-        "g_solve_invA": g_max,
-        "sg_max_invA": flags.sg_max.unwrap_or(DEFAULT_SG_MAX),
-        "thicknesses_A": flags.thickness,
-        "absorption": flags.absorption,
-    });
-    let file = serde_json::json!({ "crystals": { name: { "cif": cif } }, "cases": [case] });
-    // Through the cases-file parser: the flags make exactly the case a file with these values would.
-    parse_cases(&file.to_string()).map_err(|e| format!("--cif {}: {e}", cif_path.display()))
+    let case = ZoneCase {
+        kv,
+        zone,
+        reference,
+        tilt_deg: tilt,
+        thicknesses_a: flags.thickness.clone(),
+        g_max: flags.g_max.unwrap_or(DEFAULT_G_MAX),
+        sg_max: flags.sg_max.unwrap_or(DEFAULT_SG_MAX),
+        absorption: flags.absorption,
+    };
+    // The library names a bad input as its flag without the dashes (`zone`, `ref [h, k, l]`).
+    case_from_zone(&name, &cif, &crystal, &case).map_err(|e| match e {
+        BlochError::Input(input) => format!("--{input}"),
+        other => format!("--cif {}: {other}", cif_path.display()),
+    })
 }

@@ -23,8 +23,12 @@
 //!
 //! [`h5`]: `H5Session` opens the user's HDF5 / 4D-STEM `File`s in a Web Worker (read range by
 //! range, never whole): file trees, acquisition summaries, frames and a pull stream of batches.
+//!
+//! [`bloch`]: `lab.blochSimulate(cifText, options)` and `lab.blochRefine(files, options,
+//! onProgress, signal)` (one refinement iteration per step, so a cancel lands), CPU f64.
 
 mod bench;
+pub mod bloch;
 pub mod fit;
 mod fit_js;
 pub mod h5;

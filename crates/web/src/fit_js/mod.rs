@@ -61,6 +61,22 @@ async fn yield_to_event_loop(channel: Option<&JsMessageChannel>) {
     .await;
 }
 
+/// A way back to the event loop for the other long calls (`blochRefine`), through the same
+/// channel as a fit's pauses ([`yield_to_event_loop`]).
+pub(crate) struct EventLoop(Option<JsMessageChannel>);
+
+impl EventLoop {
+    /// A channel of its own (`setTimeout` where the global has no `MessageChannel`).
+    pub(crate) fn new() -> Self {
+        EventLoop(JsMessageChannel::new().ok())
+    }
+
+    /// Returns to the event loop once: queued messages (a cancel) are handled first.
+    pub(crate) async fn turn(&self) {
+        yield_to_event_loop(self.0.as_ref()).await;
+    }
+}
+
 /// The browser side of [`FitHost`]: JS progress callback, `AbortSignal`, `setTimeout` and `Date.now`.
 struct JsHost {
     on_progress: Option<Function>,

@@ -1,0 +1,188 @@
+//! The Bloch workspace in a headless egui harness, driven by host commands as a page or
+//! `--script` would: a fixture CIF opens (a broken one shows its line and tag), a static
+//! zone-axis case simulates to exactly the intensities of `scatterlab bloch simulate`'s path
+//! (`zone::case_from_zone` + `simulate_within`, ≤ 1e-12), the thickness slider re-indexes one
+//! run; the synthetic quartz experiment refines two LM steps with progress and a lower wR2, and a
+//! longer run is cancelled.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use egui_kittest::kittest::Queryable as _;
+use egui_kittest::Harness;
+use scatterlab_app::script::{post, Command};
+use scatterlab_app::{landmarks, ScatterlabApp, Workspace};
+use scatterlab_bloch::matrix::Conventions;
+use scatterlab_bloch::pattern::Method;
+use scatterlab_bloch::simulate::simulate_within;
+use scatterlab_bloch::solve::Solver;
+use scatterlab_bloch::zone::{case_from_zone, ZoneCase};
+use scatterlab_bloch::{parse_cif, Limits};
+use serde_json::Value;
+
+fn fixtures() -> PathBuf {
+    std::env::var_os("SCATTERLAB_FIXTURES").map_or_else(|| PathBuf::from("/work/shared/fixtures"), PathBuf::from).join("bloch")
+}
+
+fn app() -> Harness<'static, ScatterlabApp> {
+    let mut harness = Harness::builder().with_size(egui::vec2(1600.0, 1200.0)).build_eframe(|cc| ScatterlabApp::new(cc));
+    harness.step();
+    harness.get_by_label("Bloch").click();
+    harness.step();
+    assert_eq!(harness.state().workspace, Workspace::Bloch);
+    harness
+}
+
+/// Posts `json` as a host command and runs the frame that applies it; its error is returned.
+fn command(harness: &mut Harness<'_, ScatterlabApp>, json: &str) -> Option<String> {
+    post(&harness.ctx, Command::parse(json).unwrap_or_else(|e| panic!("{json}: {e}")));
+    harness.step();
+    harness.state().command_error().map(str::to_owned)
+}
+
+fn status(harness: &Harness<'_, ScatterlabApp>) -> Value {
+    serde_json::from_str(&landmarks::status(&harness.ctx)).expect("status is JSON")
+}
+
+/// Steps frames until `busy` is false (deadline: 10 minutes, generous under load).
+fn settle(harness: &mut Harness<'_, ScatterlabApp>, busy: impl Fn(&ScatterlabApp) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(600);
+    harness.step();
+    while busy(harness.state()) {
+        assert!(Instant::now() < deadline, "still busy after 10 minutes");
+        std::thread::sleep(Duration::from_millis(5));
+        harness.step();
+    }
+    harness.step();
+}
+
+fn si_cif() -> String {
+    let text = std::fs::read_to_string(fixtures().join("reference.json")).expect("reference.json");
+    let reference: Value = serde_json::from_str(&text).expect("reference.json parses");
+    reference["crystals"]["Si"]["cif"].as_str().expect("Si CIF").to_owned()
+}
+
+#[test]
+fn a_static_case_equals_the_cli_path_and_the_slider_reindexes() {
+    let mut harness = app();
+    let cif = si_cif();
+    let open = serde_json::json!({"do": "blochOpenCif", "name": "Si.cif", "text": cif}).to_string();
+    assert_eq!(command(&mut harness, &open), None);
+    let crystal = &status(&harness)["bloch"]["crystal"];
+    assert_eq!((crystal["name"].as_str(), crystal["sites"].as_u64(), crystal["atomsP1"].as_u64()), (Some("Si"), Some(1), Some(8)), "{crystal}");
+    assert!(harness.query_by_label_contains("asymmetric unit: 1 site").is_some());
+
+    let thicknesses = [100.0, 250.0, 400.0];
+    for (solver, name) in [(Solver::Eigen, "eigen"), (Solver::Expm, "expm")] {
+        let run = serde_json::json!({"do": "blochSimulate", "kv": 200, "zone": [1, 1, 0], "thicknesses": thicknesses, "gMax": 1.2, "sgMax": 0.04, "solver": name}).to_string();
+        assert_eq!(command(&mut harness, &run), None);
+        settle(&mut harness, |app| app.bloch.simulate.is_running());
+        let sim = status(&harness)["bloch"]["simulate"].clone();
+        assert!(sim["error"].is_null(), "{sim}");
+        let got_hkl: Vec<[i32; 3]> = serde_json::from_value(sim["result"]["hkl"].clone()).expect("hkl listed");
+        let got: Vec<Vec<f64>> = serde_json::from_value(sim["result"]["I"].clone()).expect("I listed");
+
+        // `scatterlab bloch simulate --cif Si.cif --kv 200 --zone 1,1,0 --thickness 100,250,400 --g-max 1.2 --solver …`.
+        let p1 = parse_cif("Si", &cif).expect("Si parses");
+        let case = ZoneCase { kv: 200.0, zone: [1, 1, 0], thicknesses_a: thicknesses.to_vec(), g_max: 1.2, sg_max: 0.04, ..ZoneCase::default() };
+        let file = case_from_zone("Si", &cif, &p1, &case).expect("case builds");
+        let direct = simulate_within(&file, Method { solver, conventions: Conventions::DiffBloch }, &Limits::default());
+        let want = &direct.cases[0];
+        assert_eq!(sim["result"]["id"].as_str(), Some(want.id.as_str()));
+        assert_eq!(Some(&got_hkl), want.hkl.as_ref(), "{name}: same beams");
+        let want_i = want.intensities.as_ref().expect("direct run has intensities");
+        assert_eq!(got.len(), 3);
+        let worst = got.iter().flatten().zip(want_i.iter().flatten()).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        println!("{name}: {} beams, max |I_app − I_cli| = {worst:e}", got_hkl.len());
+        assert!(worst <= 1e-12, "{name}: {worst}");
+        assert!(got_hkl.len() > 10, "{} beams", got_hkl.len());
+        for row in &got {
+            assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-9, "flux conserved: {}", row.iter().sum::<f64>());
+        }
+    }
+    assert!(landmarks::rect(&harness.ctx, "bloch pattern").is_some(), "pattern drawn");
+    assert!(harness.query_by_label_contains("t = 100 Å (1 of 3)").is_some());
+    assert_eq!(command(&mut harness, r#"{"do":"blochView","thicknessIndex":2,"log":true}"#), None);
+    assert!(harness.query_by_label_contains("t = 400 Å (3 of 3)").is_some());
+    let out = command(&mut harness, r#"{"do":"blochView","thicknessIndex":3}"#).expect("out of range");
+    assert!(out.contains("thicknessIndex 3"), "{out}");
+    let gpu = Command::parse(r#"{"do":"blochSimulate","device":"gpu"}"#).unwrap_err();
+    assert!(gpu.contains("CPU (f64) only"), "{gpu}");
+}
+
+#[test]
+fn a_broken_cif_names_its_line_and_tag() {
+    let mut harness = app();
+    let broken = si_cif().replace("_cell_length_a", "_cell_length_a oops\n_cell_length_q");
+    let open = serde_json::json!({"do": "blochOpenCif", "name": "bad.cif", "text": broken}).to_string();
+    let error = command(&mut harness, &open).expect("refused");
+    let shown = &status(&harness)["bloch"]["crystal"]["error"];
+    println!("{error}\n{shown}");
+    assert!(shown["line"].as_u64().is_some_and(|l| l > 0) && shown["tag"].is_string(), "{shown}");
+    assert!(harness.query_by_label_contains("line ").is_some(), "error shown with its line");
+    let missing = command(&mut harness, r#"{"do":"blochOpenCif","path":"/nonexistent/x.cif"}"#).expect("refused");
+    assert!(missing.contains("cannot read /nonexistent/x.cif"), "{missing}");
+}
+
+#[test]
+fn the_quartz_experiment_refines_with_progress_and_cancels() {
+    let mut harness = app();
+    let dir = fixtures().join("synthetic_quartz");
+    let open = serde_json::json!({"do": "blochOpenExperiment", "path": dir}).to_string();
+    assert_eq!(command(&mut harness, &open), None);
+    assert_eq!(status(&harness)["bloch"]["refine"]["experiment"].as_str(), Some("synthetic-quartz"));
+
+    assert_eq!(command(&mut harness, r#"{"do":"blochRefine","steps":2}"#), None);
+    assert!(harness.state().bloch.refine.is_running());
+    settle(&mut harness, |app| app.bloch.refine.is_running());
+    let refine = status(&harness)["bloch"]["refine"].clone();
+    println!("{refine}");
+    assert!(refine["error"].is_null(), "{refine}");
+    assert_eq!(refine["steps"].as_u64(), Some(2));
+    let result = &refine["result"];
+    let (start, end) = (result["startWR2"].as_f64().expect("start wR2"), result["wR2"].as_f64().expect("wR2"));
+    assert!(end < start, "wR2 decreased: {start} → {end}");
+    let history: Vec<f64> = serde_json::from_value(refine["wR2History"].clone()).expect("history");
+    assert!(history[1] <= history[0], "{history:?}");
+    assert_eq!((result["iterations"].as_u64(), result["cancelled"].as_bool(), result["refinedCif"].as_bool()), (Some(2), Some(false), Some(true)));
+    assert!(harness.query_by_label_contains("iteration 2 · wR2").is_some(), "progress shown");
+
+    // A long run, cancelled once it has made progress: it stops, is finished, and can resume.
+    assert_eq!(command(&mut harness, r#"{"do":"blochRefine","steps":200}"#), None);
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while harness.state().bloch.refine.history.len() < 3 {
+        assert!(Instant::now() < deadline && harness.state().bloch.refine.is_running(), "no third step");
+        std::thread::sleep(Duration::from_millis(5));
+        harness.step();
+    }
+    assert_eq!(command(&mut harness, r#"{"do":"blochCancel"}"#), None);
+    settle(&mut harness, |app| app.bloch.refine.is_running());
+    let refine = status(&harness)["bloch"]["refine"].clone();
+    let steps = refine["steps"].as_u64().expect("steps");
+    assert!((3..50).contains(&steps), "cancelled early: {steps} steps");
+    assert_eq!(refine["result"]["cancelled"].as_bool(), Some(true), "{refine}");
+    assert!(refine["result"]["wR2"].as_f64().is_some_and(|w| w <= end), "{refine}");
+    assert!(harness.query_by_label_contains("(cancelled)").is_some());
+    assert!(harness.query_by_label("Resume").is_some(), "can resume");
+}
+
+#[test]
+fn the_browser_path_steps_once_per_frame_and_cancels() {
+    let mut harness = app();
+    harness.state_mut().bloch.refine.stepped = true;
+    let open = serde_json::json!({"do": "blochOpenExperiment", "path": fixtures().join("synthetic_quartz")}).to_string();
+    assert_eq!(command(&mut harness, &open), None);
+    assert_eq!(command(&mut harness, r#"{"do":"blochRefine","steps":50}"#), None);
+    // The frame that applied the command ran the first step; each further frame runs one more.
+    assert_eq!(harness.state().bloch.refine.history.len(), 1);
+    harness.step();
+    assert_eq!(harness.state().bloch.refine.history.len(), 2);
+    assert!(harness.query_by_label_contains("iteration 2 · wR2").is_some(), "progress shown");
+    assert_eq!(command(&mut harness, r#"{"do":"blochCancel"}"#), None);
+    settle(&mut harness, |app| app.bloch.refine.is_running());
+    let refine = status(&harness)["bloch"]["refine"].clone();
+    println!("{refine}");
+    assert_eq!((refine["steps"].as_u64(), refine["result"]["cancelled"].as_bool()), (Some(2), Some(true)), "{refine}");
+    let result = &refine["result"];
+    assert!(result["wR2"].as_f64() < result["startWR2"].as_f64(), "{refine}");
+}
