@@ -138,7 +138,7 @@ fn ours_forward_backward(b: &BenchFrame) -> Option<(f64, f64)> {
             beams[t].clone_from(&segment.hkl);
         }
     }
-    let plan = FramePlan { orientation: b.orientation, tilts_deg: b.tilts_deg.clone(), beams, thicknesses: b.frame.thicknesses_a.clone() };
+    let plan = FramePlan { orientation: b.orientation, tilts: FramePlan::tilts_about_x(&b.tilts_deg), beams, thicknesses: b.frame.thicknesses_a.clone() };
     let g_max = b.frame.segments.iter().flat_map(|s| &s.hkl).map(|h| norm(g_vector(*h, &b.crystal.cell.reciprocal_matrix()))).fold(0.0, f64::max);
     let grid = 2.0 * g_max + 0.5;
     let model = GradientModel::new(asu.clone(), b.optics, vec![plan.clone()], grid, false).map_err(|e| eprintln!("{}: gradient model: {e}", b.name)).ok()?;
