@@ -6,6 +6,7 @@
 mod controls;
 mod inputs;
 pub mod layer_table;
+pub mod materials;
 pub mod plot;
 pub mod profile_plot;
 mod run;
@@ -68,6 +69,8 @@ pub struct ReflPanel {
     pub tab: ReflTab,
     /// The Fit tab.
     pub fit: FitPanel,
+    /// Layers whose formula or density could not give δ, β (they keep their last values).
+    material_errors: Vec<String>,
 }
 
 impl ReflPanel {
@@ -84,6 +87,7 @@ impl ReflPanel {
             view: PlotView::default(),
             tab: ReflTab::default(),
             fit: FitPanel::default(),
+            material_errors: Vec::new(),
         }
     }
 
@@ -103,6 +107,11 @@ impl ReflPanel {
             .as_ref()
             .and_then(|o| o.as_ref().err())
             .map(String::as_str)
+    }
+
+    /// Why a layer's formula or density could not give δ, β, one line per such layer.
+    pub fn material_errors(&self) -> &[String] {
+        &self.material_errors
     }
 
     /// The depth profile of the current stack (as of the last [`Self::update`]).
@@ -130,6 +139,10 @@ impl ReflPanel {
     /// Collects finished jobs and starts a computation if the inputs changed. [`Self::ui`] calls
     /// this every frame; hosts and tests may call it directly.
     pub fn update(&mut self, repaint: &egui::Context) {
+        // Formula layers first: their δ, β follow the energy (a change here recomputes).
+        let energy = self.inputs.energy_ev;
+        self.material_errors =
+            materials::apply(&mut self.inputs.stack, &mut self.inputs.materials, energy);
         if self.profile.stack != self.inputs.stack {
             self.profile = DepthProfile::new(&self.inputs.stack);
         }
@@ -221,7 +234,11 @@ impl ReflPanel {
                     ui.group(|ui| {
                         ui.vertical(|ui| {
                             ui.strong("Layers (fronting medium first, substrate last)");
-                            layer_table::show(ui, &mut self.inputs.stack);
+                            let inputs = &mut self.inputs;
+                            layer_table::show(ui, &mut inputs.stack, &mut inputs.materials);
+                            for e in &self.material_errors {
+                                ui.colored_label(ui.visuals().error_fg_color, e);
+                            }
                         });
                     });
                     ui.group(|ui| ui.vertical(|ui| self.beam_ui(ui)));

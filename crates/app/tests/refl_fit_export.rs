@@ -142,9 +142,22 @@ fn plots_png_is_a_cropped_screenshot() {
     let mut pixels = vec![0; reader.output_buffer_size().expect("size")];
     let info = reader.next_frame(&mut pixels).expect("decodes");
     println!("PNG {}×{}", info.width, info.height);
-    // The plots row: 380 points tall, nearly the window's width.
-    assert_eq!(info.height, 380);
+    // The plots: the 380-point curve plot, the 150-point residual plot under it (one item
+    // spacing apart), and the 8-point margin all round; nearly the window's width.
+    let margin = scatterlab_app::refl_fit::export::PNG_MARGIN as u32;
+    let spacing = egui::Style::default().spacing.item_spacing.y as u32;
+    assert_eq!(info.height, 380 + spacing + 150 + 2 * margin);
     assert!(info.width > 1000 && info.width <= 1400, "{}", info.width);
+    // Nothing clipped at the edges (the y axis label was): the outer columns and rows are
+    // background only, one colour.
+    let (w, h) = (info.width as usize, info.height as usize);
+    let pixel = |x: usize, y: usize| &pixels[4 * (y * w + x)..4 * (y * w + x) + 4];
+    let background = pixel(0, 0).to_vec();
+    for y in 0..h {
+        for x in (0..margin as usize / 2).chain(w - margin as usize / 2..w) {
+            assert_eq!(pixel(x, y), &background[..], "ink at ({x}, {y}) in the margin");
+        }
+    }
     // Not blank: the plots draw axes, points and lines in several colours.
     let distinct: std::collections::HashSet<&[u8]> = pixels.chunks(4).collect();
     assert!(distinct.len() > 20, "{} colours", distinct.len());

@@ -52,6 +52,14 @@ fn mcmc_after_de_and_lm_gives_medians_intervals_and_histograms() {
     assert!(r.chi2 < r.start_chi2);
     harness.get_by_label_contains("Result (MCMC medians");
     harness.get_by_label_contains("MCMC posterior");
+    // The corner plot: a histogram per parameter on the diagonal, a scatter per pair below.
+    let names = &harness.state().refl.fit.result().expect("result").names.clone();
+    for (i, a) in names.iter().enumerate() {
+        harness.get_by_label(&format!("corner {a}"));
+        for b in &names[..i] {
+            harness.get_by_label(&format!("corner {a} vs {b}"));
+        }
+    }
 }
 
 #[test]

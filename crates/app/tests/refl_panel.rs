@@ -33,6 +33,16 @@ fn settle(harness: &mut Harness<'_, ScatterlabApp>, timeout: Duration) {
     harness.step(); // draw the result once
 }
 
+/// The CPU reference for `inputs` on the grid `q`.
+fn reference_on(inputs: &ReflInputs, q: &[f64]) -> scatterlab_refl::Reflectivity {
+    cpu::reflectivity(&CurveRequest {
+        stack: &inputs.stack,
+        energy_ev: inputs.energy_ev,
+        q,
+    })
+    .expect("valid inputs")
+}
+
 /// The CPU reference for `inputs`, computed directly by the engine.
 fn reference(inputs: &ReflInputs) -> scatterlab_refl::Reflectivity {
     let q = inputs.q_grid();
@@ -134,25 +144,28 @@ fn add_film_layer_button_adds_a_row_and_recomputes() {
 }
 
 #[test]
-fn q_max_above_2k0_shows_the_engine_error() {
+fn q_max_above_2k0_is_clamped_with_a_note() {
     let mut harness = app(false);
     settle(&mut harness, Duration::from_secs(5));
     let limit = harness.state().refl.inputs.q_limit();
     harness.state_mut().refl.inputs.q_max = limit + 0.05;
     settle(&mut harness, Duration::from_secs(5));
 
+    // No error: the points below 2k0 are computed and plotted, and a note says where it stops.
     let panel = &harness.state().refl;
-    let error = panel
-        .error()
-        .unwrap_or_else(|| panic!("expected an error, got: {}", panel.status_text()));
-    assert!(error.contains("2k0"), "{error}");
-    assert!(panel.curve().is_none());
-    harness.get_by_label_contains("error: invalid reflectivity input");
+    let curve = panel
+        .curve()
+        .unwrap_or_else(|| panic!("expected a clamped curve, got: {}", panel.status_text()));
+    assert!(*curve.q.last().expect("points") < limit);
+    assert_eq!(curve.q, panel.inputs.valid_q_grid());
+    assert_eq!(curve.reflectivity, reference_on(&panel.inputs, &curve.q));
+    assert!(harness.state().refl.inputs.is_clamped());
 
-    // Back in range, the curve returns.
+    // Back in range, the full grid and no note.
     harness.state_mut().refl.inputs.q_max = 0.25;
     settle(&mut harness, Duration::from_secs(5));
-    assert!(harness.state().refl.curve().is_some());
+    assert_eq!(harness.state().refl.curve().expect("curve").q.len(), 400);
+    assert!(!harness.state().refl.inputs.is_clamped());
 }
 
 #[test]

@@ -1,9 +1,11 @@
 //! Instrument resolution: Gaussian smearing of R(q), pointwise dQ or constant dQ/Q.
 //!
 //! dQ is always the **FWHM** of the Gaussian (σ = FWHM / 2√(2 ln 2) = FWHM / 2.35482), as in
-//! refnx. The convolution is a 17-point Gauss–Legendre quadrature over ±3.5σ around each q —
-//! refnx's `_smeared_kernel_pointwise` — with one difference: our weights are normalised to sum
-//! to 1, so a flat R stays flat (refnx's sum to erf(3.5/√2) = 0.999535, scaling R down by 4.7e-4).
+//! refnx. The default scheme, [`Smearing::Converged`], equals the full normalised Gaussian
+//! convolution within 1e-4 relative (composite Gauss–Legendre over ±6σ, panels fine enough for
+//! the stack's fringes, [`nodes`]); [`Smearing::Refnx17`] is refnx's `_smeared_kernel_pointwise`
+//! (17-point Gauss–Legendre over ±3.5σ) with weights normalised to sum to 1, so a flat R stays
+//! flat (refnx's sum to erf(3.5/√2) = 0.999535, scaling R down by 4.7e-4).
 //! Constant dQ/Q uses the same quadrature with dQ = (dQ/Q)·q at every point (refnx instead
 //! interpolates on a log grid for that case).
 //! Quadrature nodes that fall at q ≤ 0 are mirrored to |q| (the kernel depends on q² only);
@@ -11,9 +13,12 @@
 
 use crate::{compute_unchecked_output, CurveRequest, Engine, ReflError, Reflectivity};
 
-/// Gauss–Legendre order of the smearing quadrature (refnx's default).
+pub mod nodes;
+pub use nodes::{expand_nodes, Nodes, Smearing, StackScales};
+
+/// Gauss–Legendre order of refnx's smearing quadrature ([`Smearing::Refnx17`]).
 pub const QUADRATURE_ORDER: usize = 17;
-/// Half-width of the integration window in σ.
+/// Half-width of refnx's integration window in σ ([`Smearing::Refnx17`]).
 pub const WINDOW_SIGMA: f64 = 3.5;
 /// FWHM / σ of a Gaussian, 2√(2 ln 2).
 pub const FWHM_PER_SIGMA: f64 = 2.354_820_045_030_949_3;
@@ -31,7 +36,7 @@ pub enum Resolution {
 
 impl Resolution {
     /// The FWHM at q point `i`, after checking the resolution against `n_q` points.
-    fn fwhm(&self, i: usize, q: f64) -> f64 {
+    pub(crate) fn fwhm(&self, i: usize, q: f64) -> f64 {
         match self {
             Resolution::None => 0.0,
             Resolution::ConstantDqOverQ(f) => f * q,
@@ -93,40 +98,8 @@ pub struct SmearedRequest<'a> {
     pub curve: CurveRequest<'a>,
     /// Its resolution.
     pub resolution: &'a Resolution,
-}
-
-/// The normalised Gaussian weights of the [`QUADRATURE_ORDER`] Gauss–Legendre nodes over ±[`WINDOW_SIGMA`] σ.
-pub fn node_weights() -> (Vec<f64>, Vec<f64>) {
-    let (nodes, gl_weights) = gauss_legendre(QUADRATURE_ORDER);
-    let raw: Vec<f64> = nodes.iter().zip(&gl_weights).map(|(x, w)| w * (-0.5 * (x * WINDOW_SIGMA).powi(2)).exp()).collect();
-    let total: f64 = raw.iter().sum();
-    (nodes, raw.iter().map(|w| w / total).collect())
-}
-
-/// The q values at which R must be evaluated to smear one curve: `(nodes, weights, per_point)`.
-/// Point i uses `nodes[i·per_point ..][..per_point]` summed with `weights`; without resolution
-/// `per_point` is 1 (weight 1), so unsmeared curves cost nothing extra. Checks the resolution and
-/// that no window reaches beyond 2k0.
-pub fn expand_nodes(q: &[f64], resolution: &Resolution, energy_ev: f64) -> Result<(Vec<f64>, Vec<f64>, usize), ReflError> {
-    resolution.validate(q.len())?;
-    if matches!(resolution, Resolution::None) {
-        return Ok((q.to_vec(), vec![1.0], 1));
-    }
-    let (nodes, weights) = node_weights();
-    let q_max = 2.0 * scatterlab_core::units::photon_k0(energy_ev);
-    let mut q_nodes = Vec::with_capacity(q.len() * QUADRATURE_ORDER);
-    for (i, &qi) in q.iter().enumerate() {
-        let half_width = WINDOW_SIGMA * resolution.fwhm(i, qi) / FWHM_PER_SIGMA;
-        if qi + half_width >= q_max {
-            return Err(ReflError::input(
-                format!("q[{i}]"),
-                format!("resolution window reaches {:.6} Å⁻¹, beyond 2k0 = {q_max:.6} Å⁻¹", qi + half_width),
-            ));
-        }
-        // Mirror nodes below zero; keep a node at exactly 0 just above it (R → 1 there).
-        q_nodes.extend(nodes.iter().map(|x| (qi + x * half_width).abs().max(1e-12)));
-    }
-    Ok((q_nodes, weights, QUADRATURE_ORDER))
+    /// How the convolution is evaluated.
+    pub smearing: Smearing,
 }
 
 /// Smeared reflectivities of a batch: every quadrature node of every curve goes to the engine
@@ -145,13 +118,15 @@ pub async fn compute_smeared_each(
     let mut expanded = Vec::with_capacity(requests.len());
     for (c, request) in requests.iter().enumerate() {
         request.curve.validate().map_err(|e| e.in_curve(c))?;
-        let nodes = expand_nodes(request.curve.q, request.resolution, request.curve.energy_ev).map_err(|e| e.in_curve(c))?;
+        let scales = StackScales::of_stack(request.curve.stack, request.curve.energy_ev);
+        let nodes = expand_nodes(request.curve.q, request.resolution, request.curve.energy_ev, request.smearing, &scales)
+            .map_err(|e| e.in_curve(c))?;
         expanded.push(nodes);
     }
     let node_requests: Vec<CurveRequest<'_>> = requests
         .iter()
         .zip(&expanded)
-        .map(|(r, (q, _, _))| CurveRequest { stack: r.curve.stack, energy_ev: r.curve.energy_ev, q })
+        .map(|(r, nodes)| CurveRequest { stack: r.curve.stack, energy_ev: r.curve.energy_ev, q: &nodes.q })
         .collect();
     let raw_results = compute_unchecked_output(engine, &node_requests).await?;
     // Checked after folding: a NaN node makes its point NaN, and the point is what the user knows.
@@ -159,19 +134,14 @@ pub async fn compute_smeared_each(
         .into_iter()
         .zip(&expanded)
         .zip(requests)
-        .map(|((r, (_, weights, per_point)), request)| {
-            let r = match per_point {
-                1 => r,
-                _ => Reflectivity { r_s: fold(&r.r_s, weights), r_p: fold(&r.r_p, weights) },
+        .map(|((r, nodes), request)| {
+            let r = match nodes.q.len() == request.curve.q.len() {
+                true => r,
+                false => Reflectivity { r_s: nodes.fold(&r.r_s), r_p: nodes.fold(&r.r_p) },
             };
             r.check_finite(request.curve.q).map(|()| r)
         })
         .collect())
-}
-
-/// Sums each run of `weights.len()` node values with the weights.
-fn fold(values: &[f64], weights: &[f64]) -> Vec<f64> {
-    values.chunks_exact(weights.len()).map(|chunk| chunk.iter().zip(weights).map(|(v, w)| v * w).sum()).collect()
 }
 
 #[cfg(test)]

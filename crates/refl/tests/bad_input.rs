@@ -99,7 +99,7 @@ fn a_non_finite_result_is_an_error_naming_curve_and_point() {
 
     // Smeared curves are checked at their nominal q (what the user knows), not at quadrature nodes.
     let resolution = Resolution::ConstantDqOverQ(0.01);
-    let smeared = SmearedRequest { curve: requests[1], resolution: &resolution };
+    let smeared = SmearedRequest { curve: requests[1], resolution: &resolution, smearing: Default::default() };
     let e = message(pollster::block_on(compute_smeared(Engine::Cpu, &[smeared])).unwrap_err());
     assert!(e.starts_with("non-finite result: curve 0: q[0]:") && e.contains("at q = 1 Å⁻¹"), "{e}");
 }

@@ -185,7 +185,7 @@ fn smeared_derivatives_match_differences() {
             if matches!(resolution, Resolution::ConstantDqOverQ(_)) {
                 params.insert(3, Param::Resolution);
             }
-            let request = SmearedRequest { curve: curve.request(), resolution: &resolution };
+            let request = SmearedRequest { curve: curve.request(), resolution: &resolution, smearing: Default::default() };
             let got = smeared_gradient(&request, &params).unwrap();
             let want = pollster::block_on(scatterlab_refl::compute_smeared(scatterlab_refl::Engine::Cpu, &[request])).unwrap().remove(0);
             let (rel_s, _) = common::max_rel(&got.r_s, &want.r_s);
@@ -215,7 +215,7 @@ fn bad_parameters_are_named() {
     let e = input_object(reflectivity_gradient(&request, &[Param::Resolution]).unwrap_err());
     assert!(e.starts_with("parameter 0 (resolution dQ/Q)"), "{e}");
     for resolution in [Resolution::Pointwise(vec![0.001, 0.002]), Resolution::None] {
-        let smeared = SmearedRequest { curve: request, resolution: &resolution };
+        let smeared = SmearedRequest { curve: request, resolution: &resolution, smearing: Default::default() };
         let e = input_object(smeared_gradient(&smeared, &[Param::QOffset, Param::Resolution]).unwrap_err());
         assert!(e.starts_with("parameter 1 (resolution dQ/Q)") && e.contains("constant dQ/Q"), "{e}");
         let e = input_object(smeared_gradient(&smeared, &[Param::Layer { layer: 7, param: LayerParam::Thickness }]).unwrap_err());

@@ -76,7 +76,7 @@ fn evaluation_equals_the_engine_on_the_built_stack() {
     assert_eq!(stack.layers[1].thickness, get("film_d"));
     let q: Vec<f64> = model.datasets()[0].q.iter().map(|q| q + get("q_shift")).collect();
     let res = Resolution::ConstantDqOverQ(get("res"));
-    let request = SmearedRequest { curve: CurveRequest { stack: &stack, energy_ev: 250.0 + get("e_shift"), q: &q }, resolution: &res };
+    let request = SmearedRequest { curve: CurveRequest { stack: &stack, energy_ev: 250.0 + get("e_shift"), q: &q }, resolution: &res, smearing: Default::default() };
     let direct = pollster::block_on(compute_smeared(Engine::Cpu, &[request])).unwrap();
     for (m, r) in curves[0][0].iter().zip(&direct[0].r_s) {
         let expect = get("scale") * r + get("bkg");

@@ -1,11 +1,12 @@
 //! Resolution smearing against refnx 0.1.67 (`data/refnx_smearing.json`, made by
-//! `data/make_refnx_smearing.py`): the same 17-point Gauss–Legendre quadrature over ±3.5σ, so
-//! ours × refnx's weight sum equals refnx to 1e-9; the GPU path equals the CPU path within the f32
-//! gate; bad resolutions are named errors.
+//! `data/make_refnx_smearing.py`): the `refnx17` scheme is the same 17-point Gauss–Legendre
+//! quadrature over ±3.5σ, so ours × refnx's weight sum equals refnx to 1e-9; the GPU path equals
+//! the CPU path within the f32 gate (both schemes); bad resolutions are named errors. The default
+//! converged scheme is checked against a dense convolution in `smearing.rs`.
 
 mod common;
 
-use scatterlab_refl::resolution::{gauss_legendre, QUADRATURE_ORDER, WINDOW_SIGMA};
+use scatterlab_refl::resolution::{gauss_legendre, Smearing, QUADRATURE_ORDER, WINDOW_SIGMA};
 use scatterlab_refl::{compute_smeared, CurveRequest, Engine, Layer, ReflError, Resolution, SmearedRequest, Stack};
 use serde_json::Value;
 
@@ -21,8 +22,13 @@ fn floats(v: &Value, key: &str) -> Vec<f64> {
     v[key].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
 }
 
+/// refnx's scheme, which the oracle was made with.
 fn smeared(engine: Engine<'_>, stack: &Stack, energy: f64, q: &[f64], resolution: &Resolution) -> Result<Vec<f64>, ReflError> {
-    let request = SmearedRequest { curve: CurveRequest { stack, energy_ev: energy, q }, resolution };
+    smeared_with(engine, stack, energy, q, resolution, Smearing::Refnx17)
+}
+
+fn smeared_with(engine: Engine<'_>, stack: &Stack, energy: f64, q: &[f64], resolution: &Resolution, smearing: Smearing) -> Result<Vec<f64>, ReflError> {
+    let request = SmearedRequest { curve: CurveRequest { stack, energy_ev: energy, q }, resolution, smearing };
     Ok(pollster::block_on(compute_smeared(engine, &[request]))?.remove(0).r_s)
 }
 
@@ -72,10 +78,12 @@ fn gpu_smearing_matches_cpu() {
     let (v, stack) = oracle();
     let (energy, q) = (v["energy_ev"].as_f64().unwrap(), floats(&v, "q_inv_A"));
     let resolution = Resolution::Pointwise(floats(&v, "dq_fwhm_inv_A"));
-    let cpu = smeared(Engine::Cpu, &stack, energy, &q, &resolution).unwrap();
-    let gpu = smeared(Engine::Gpu(&pipeline), &stack, energy, &q, &resolution).unwrap();
-    for (i, (g, c)) in gpu.iter().zip(&cpu).enumerate() {
-        assert!((g - c).abs() <= 2e-3 * c, "q[{i}]: gpu {g} vs cpu {c}");
+    for smearing in [Smearing::Refnx17, Smearing::Converged] {
+        let cpu = smeared_with(Engine::Cpu, &stack, energy, &q, &resolution, smearing).unwrap();
+        let gpu = smeared_with(Engine::Gpu(&pipeline), &stack, energy, &q, &resolution, smearing).unwrap();
+        for (i, (g, c)) in gpu.iter().zip(&cpu).enumerate() {
+            assert!((g - c).abs() <= 2e-3 * c, "{smearing:?} q[{i}]: gpu {g} vs cpu {c}");
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::update::fmt_chi2;
+use super::roles::stack_order;
 use super::{params, FitPanel, Method, Start};
 use crate::gpu_engine::GpuEngine;
 use crate::{Device, ReflInputs};
@@ -23,18 +24,22 @@ impl FitPanel {
                 });
                 self.status_ui(ui);
                 self.pending_ui(ui);
-                ui.horizontal_top(|ui| {
-                    ui.group(|ui| ui.vertical(|ui| self.params_ui(ui)));
-                    ui.group(|ui| {
-                        ui.vertical(|ui| {
-                            self.datasets_ui(ui);
-                            if let Some(r) = &self.result {
-                                ui.separator();
-                                params::results(ui, r);
-                            }
-                        })
+                // Without a model there is nothing to list: no empty frames in the empty state.
+                let order = self.model.as_ref().map(|m| stack_order(m.file()));
+                if let Some(order) = order {
+                    ui.horizontal_top(|ui| {
+                        ui.group(|ui| ui.vertical(|ui| self.params_ui(ui)));
+                        ui.group(|ui| {
+                            ui.vertical(|ui| {
+                                self.datasets_ui(ui);
+                                if let Some(r) = &self.result {
+                                    ui.separator();
+                                    params::results(ui, r, &order);
+                                }
+                            })
+                        });
                     });
-                });
+                }
                 self.plots_ui(ui);
                 self.export_ui(ui);
             });

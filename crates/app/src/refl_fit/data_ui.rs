@@ -3,7 +3,8 @@
 
 use super::export::{model_profile, Export};
 use super::loading::{polarization_name, Target, POLARIZATIONS};
-use super::{plot, FitPanel, FitView};
+use super::q_units::QUnit;
+use super::{corner, plot, residuals, FitPanel, FitView};
 use crate::refl_panel::profile_plot;
 
 impl FitPanel {
@@ -20,7 +21,7 @@ impl FitPanel {
         ui.group(|ui| {
             ui.strong("Loaded data to attach");
             egui::Grid::new("refl_fit_pending")
-                .num_columns(6)
+                .num_columns(7)
                 .show(ui, |ui| {
                     for (i, p) in self.pending.iter_mut().enumerate() {
                         let d = &p.loaded.data;
@@ -32,6 +33,16 @@ impl FitPanel {
                                 .suffix(" eV"),
                         )
                         .accessible_name(format!("{} energy", d.name));
+                        egui::ComboBox::from_id_salt(("refl_fit_q_unit", i))
+                            .selected_text(p.q_unit.label())
+                            .show_ui(ui, |ui| {
+                                for unit in QUnit::ALL {
+                                    ui.selectable_value(&mut p.q_unit, unit, unit.label());
+                                }
+                            })
+                            .response
+                            .on_hover_text("Unit of the file's first column; 2θ uses the energy")
+                            .accessible_name(format!("{} q unit", d.name));
                         egui::ComboBox::from_id_salt(("refl_fit_pol", i))
                             .selected_text(polarization_name(p.polarization))
                             .show_ui(ui, |ui| {
@@ -147,9 +158,23 @@ impl FitPanel {
         let profile = model_profile(model, self.profile_dataset, model.values());
         let width = ui.available_width();
         let main = egui::vec2((width * 0.64).max(200.0), 380.0);
+        let residuals = match self.curves().map(|c| &c.curves) {
+            Some(Ok(curves)) => residuals::series(model, curves),
+            _ => Vec::new(),
+        };
         let rect = ui
             .horizontal_top(|ui| {
-                let data_rect = plot::show(ui, self.view, series, main);
+                let data_rect = ui
+                    .vertical(|ui| {
+                        let rect = plot::show(ui, self.view, series, main);
+                        // Only datasets with dR have residuals in units of σ.
+                        if !residuals.is_empty() {
+                            let size = egui::vec2(main.x, 150.0);
+                            residuals::show(ui, residuals, size, plot::x_link());
+                        }
+                        rect
+                    })
+                    .inner;
                 let rest = ui.available_width().max(150.0);
                 match &profile {
                     Ok(p) => ui.allocate_ui(egui::vec2(rest, main.y), |ui| {
@@ -169,7 +194,7 @@ impl FitPanel {
             .as_ref()
             .and_then(|r| Some((&r.names, r.mcmc.as_ref()?)))
         {
-            plot::histograms(ui, names, mcmc);
+            corner::show(ui, names, mcmc);
         }
     }
 

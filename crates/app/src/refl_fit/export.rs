@@ -102,6 +102,9 @@ pub fn model_profile(model: &Model, index: usize, values: &[f64]) -> Result<Dept
     Ok(DepthProfile::new(&stack))
 }
 
+/// Blank border kept around the plots in the PNG export, points.
+pub const PNG_MARGIN: f32 = 8.0;
+
 /// The part of a screenshot inside `rect` (points; `pixels_per_point` converts), clipped to it.
 pub fn crop(
     image: &egui::ColorImage,
@@ -242,9 +245,10 @@ impl FitPanel {
 
     /// Crops a screenshot to the plots and saves it.
     pub(super) fn save_screenshot(&mut self, image: &egui::ColorImage, pixels_per_point: f32) {
+        // A margin around the plots: the y axis labels sit at their left edge and were cut.
         let cropped = self
             .plot_rect
-            .and_then(|r| crop(image, r, pixels_per_point));
+            .and_then(|r| crop(image, r.expand(PNG_MARGIN), pixels_per_point));
         let Some(cropped) = cropped else {
             self.message = Some(Err("cannot export the plots: they are not on screen".into()));
             return;

@@ -184,6 +184,7 @@ fn no_instrument() -> InstrumentSpec {
         q_offset: None,
         energy_offset: None,
         resolution: None,
+        smearing: None,
     }
 }
 
@@ -256,7 +257,7 @@ pub fn model_from_inputs(inputs: &ReflInputs) -> ModelFile {
             name: format!("{} eV {}", inputs.energy_ev, polarization_name(p)),
             energy_ev: inputs.energy_ev,
             polarization: p,
-            q: inputs.q_grid(),
+            q: inputs.valid_q_grid(),
             r: None,
             dr: None,
             dq: None,

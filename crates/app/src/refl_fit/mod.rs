@@ -9,12 +9,16 @@
 //! last valid model stays.
 
 mod controls;
+pub mod corner;
 mod data_ui;
 pub mod export;
 pub mod job;
 pub mod loading;
 mod params;
 pub mod plot;
+pub mod q_units;
+pub mod residuals;
+pub mod roles;
 mod running;
 mod settings;
 mod stages;
@@ -56,6 +60,8 @@ pub struct PendingData {
     pub polarization: Polarization,
     /// A new dataset, or the dataset whose data it replaces.
     pub target: Target,
+    /// The unit of the file's q column, converted to Å⁻¹ on attach.
+    pub q_unit: q_units::QUnit,
 }
 
 /// A fit in flight.
@@ -72,6 +78,8 @@ struct RunningFit {
 pub(crate) struct Curves {
     revision: u64,
     log_transform: bool,
+    /// The parameter vector the curves are for (the model's, or DE's best while it runs).
+    pub values: Vec<f64>,
     /// `[dataset][q]`, or why the model could not be evaluated.
     pub curves: Result<Vec<Vec<f64>>, String>,
     /// χ² at the current values, or why there is none (no data, nothing varies).
@@ -164,8 +172,8 @@ impl FitPanel {
         let live = self
             .run
             .as_ref()
-            .and_then(|r| r.progress.lock().ok()?.as_ref().copied());
-        live.or(self.last_progress)
+            .and_then(|r| r.progress.lock().ok()?.as_ref().cloned());
+        live.or_else(|| self.last_progress.clone())
     }
 
     /// Objective evaluations per second of the running fit so far.
@@ -194,6 +202,28 @@ impl FitPanel {
     /// Model curves and χ² at the current values (as of the last update).
     pub(crate) fn curves(&self) -> Option<&Curves> {
         self.curves.as_ref()
+    }
+
+    /// The parameter vector the plotted model curves are for: the model's values, or DE's best
+    /// of the latest generation while a fit runs.
+    pub fn plotted_values(&self) -> Option<&[f64]> {
+        self.curves.as_ref().map(|c| c.values.as_slice())
+    }
+
+    /// The normalised residuals (R − R_model)/dR the residual plot shows, per dataset with data.
+    pub fn residuals(&self) -> Vec<residuals::ResidualSeries> {
+        match (&self.model, self.curves.as_ref().map(|c| &c.curves)) {
+            (Some(m), Some(Ok(curves))) => residuals::series(m, curves),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The parameters in the table's order (stack order) with their roles.
+    pub fn parameter_order(&self) -> Vec<(String, roles::Role)> {
+        self.model
+            .as_ref()
+            .map(|m| roles::stack_order(m.file()))
+            .unwrap_or_default()
     }
 
     /// Replaces the model (a load, or a new model from the layer table); clears the old result.

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use scatterlab_refl::model::ParamSpec;
 
+use super::roles::{role_of, stack_order, Role};
 use super::update::fmt_chi2;
 use super::{FitPanel, FitResult, Method};
 
@@ -31,22 +32,39 @@ fn number(value: &mut f64, scale: f64) -> egui::DragValue<'_> {
         .custom_parser(|s| s.trim().parse::<f64>().ok().filter(|v| v.is_finite()))
 }
 
-/// Shows the editable table; edits go straight into `edits`.
-pub fn table(ui: &mut egui::Ui, edits: &mut BTreeMap<String, ParamSpec>) {
+/// The unit cell of a parameter row: the unit, what the parameter is on hover, and an
+/// accessible name "<parameter> unit".
+fn unit_cell(ui: &mut egui::Ui, name: &str, role: Role) {
+    ui.label(role.unit())
+        .on_hover_text(role.describe())
+        .accessible_name(format!("{name} unit"));
+}
+
+/// Shows the editable table in `order` (stack order, with each parameter's role); edits go
+/// straight into `edits`.
+pub fn table(
+    ui: &mut egui::Ui,
+    edits: &mut BTreeMap<String, ParamSpec>,
+    order: &[(String, Role)],
+) {
     egui::Grid::new("refl_fit_params")
         .striped(true)
-        .num_columns(5)
+        .num_columns(6)
         .show(ui, |ui| {
-            for header in ["parameter", "value", "vary", "lower", "upper"] {
+            for header in ["parameter", "value", "unit", "vary", "lower", "upper"] {
                 ui.strong(header);
             }
             ui.end_row();
-            for (name, spec) in edits.iter_mut() {
+            for (name, role) in order {
+                let Some(spec) = edits.get_mut(name) else {
+                    continue;
+                };
                 ui.label(name);
                 let range = spec.bounds.map_or(spec.value.abs(), |[lo, hi]| hi - lo);
                 // Cells are named "<parameter> <column>" for screen readers and tests.
                 ui.add(number(&mut spec.value, range))
                     .accessible_name(format!("{name} value"));
+                unit_cell(ui, name, *role);
                 ui.checkbox(&mut spec.vary, "")
                     .accessible_name(format!("{name} vary"));
                 match &mut spec.bounds {
@@ -77,8 +95,8 @@ pub fn table(ui: &mut egui::Ui, edits: &mut BTreeMap<String, ParamSpec>) {
         });
 }
 
-/// The result table and its summary lines.
-pub fn results(ui: &mut egui::Ui, r: &FitResult) {
+/// The result table (free parameters in stack order, with units) and its summary lines.
+pub fn results(ui: &mut egui::Ui, r: &FitResult, order: &[(String, Role)]) {
     let title = match (r.method, r.cancelled) {
         (_, true) => "Result (cancelled: best values so far)",
         (Method::Mcmc, _) if r.mcmc.is_some() => "Result (MCMC medians ± 68 % half-widths)",
@@ -87,16 +105,20 @@ pub fn results(ui: &mut egui::Ui, r: &FitResult) {
     ui.strong(title);
     egui::Grid::new("refl_fit_results")
         .striped(true)
-        .num_columns(3)
+        .num_columns(4)
         .show(ui, |ui| {
-            for header in ["parameter", "value", "± σ"] {
+            for header in ["parameter", "value", "± σ", "unit"] {
                 ui.strong(header);
             }
             ui.end_row();
-            for (k, name) in r.names.iter().enumerate() {
+            for k in result_order(&r.names, order) {
+                let name = &r.names[k];
                 ui.label(name);
                 ui.label(fmt_value(r.x[k]));
-                ui.label(r.stderr.as_ref().map_or("—".into(), |s| fmt_value(s[k])));
+                let sigma = r.stderr.as_ref().and_then(|s| s.get(k));
+                ui.label(sigma.map_or("—".into(), |s| fmt_value(*s)));
+                let role = role_of(order, name);
+                ui.label(role.unit()).on_hover_text(role.describe());
                 ui.end_row();
             }
         });
@@ -136,7 +158,12 @@ impl FitPanel {
     pub(super) fn params_ui(&mut self, ui: &mut egui::Ui) {
         ui.strong("Parameters");
         // No edits while a fit runs: its result is applied to the model it started from.
-        ui.add_enabled_ui(!self.is_running(), |ui| table(ui, &mut self.edits));
+        let order = self
+            .model
+            .as_ref()
+            .map(|m| stack_order(m.file()))
+            .unwrap_or_default();
+        ui.add_enabled_ui(!self.is_running(), |ui| table(ui, &mut self.edits, &order));
         self.apply_edits();
         if let Some(e) = self.edit_error() {
             ui.colored_label(
@@ -145,4 +172,17 @@ impl FitPanel {
             );
         }
     }
+}
+
+/// Indices into `names` (a result's free parameters) sorted by their place in `order`; names
+/// not in `order` keep their relative order at the end.
+pub fn result_order(names: &[String], order: &[(String, Role)]) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..names.len()).collect();
+    idx.sort_by_key(|&k| {
+        order
+            .iter()
+            .position(|(n, _)| *n == names[k])
+            .unwrap_or(usize::MAX)
+    });
+    idx
 }

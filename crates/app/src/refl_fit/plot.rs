@@ -1,12 +1,8 @@
-//! The Fit tab's plots: measured R with error bars over the model curves (log R or R·q⁴), and
-//! per-parameter histograms of MCMC samples.
+//! The Fit tab's curve plot: measured R with error bars over the model curves (log R or R·q⁴);
+//! the histogram binning the corner plot uses.
 
-use egui_plot::{
-    Arrows, Bar, BarChart, ColorConflictHandling, Legend, Line, Plot, PlotPoints, Points,
-};
+use egui_plot::{Arrows, ColorConflictHandling, Legend, Line, Plot, PlotPoints, Points};
 use scatterlab_refl::model::Model;
-
-use super::McmcSummary;
 
 /// What the data plot shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -105,6 +101,16 @@ const PALETTE: [egui::Color32; 6] = [
     egui::Color32::from_rgb(200, 180, 60),
 ];
 
+/// The colour of dataset `i` in every Fit plot.
+pub fn color(i: usize) -> egui::Color32 {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// The id linking the x axes of the curve plot and the residual plot under it.
+pub fn x_link() -> egui::Id {
+    egui::Id::unique("refl_fit_x_link")
+}
+
 /// Draws the data plot; returns its screen rectangle.
 pub fn show(
     ui: &mut egui::Ui,
@@ -117,11 +123,12 @@ pub fn show(
         .legend(Legend::default().color_conflict_handling(ColorConflictHandling::PickLast))
         .width(size.x)
         .height(size.y)
+        .link_axis(x_link(), [true, false])
         .x_axis_label("q (Å⁻¹)")
         .y_axis_label(view.y_label())
         .show(ui, |plot_ui| {
             for (i, s) in series.into_iter().enumerate() {
-                let color = PALETTE[i % PALETTE.len()];
+                let color = color(i);
                 let (origins, tips): (Vec<[f64; 2]>, Vec<[f64; 2]>) = s.bars.into_iter().unzip();
                 plot_ui.arrows(
                     Arrows::new(s.name.clone(), origins, tips)
@@ -173,47 +180,4 @@ pub fn histogram(samples: &[f64], bins: usize) -> Vec<(f64, f64, usize)> {
         .enumerate()
         .map(|(b, n)| (lo + (b as f64 + 0.5) * width, width, n))
         .collect()
-}
-
-/// One small histogram per free parameter, four to a row.
-pub fn histograms(ui: &mut egui::Ui, names: &[String], mcmc: &McmcSummary) {
-    ui.strong(format!(
-        "MCMC posterior (acceptance {:.2}; median and 68 % interval marked)",
-        mcmc.acceptance_fraction
-    ));
-    let width = ((ui.available_width() - 40.0) / 4.0).max(160.0);
-    egui::Grid::new("refl_fit_histograms")
-        .num_columns(4)
-        .show(ui, |ui| {
-            for (k, name) in names.iter().enumerate() {
-                let Some(samples) = mcmc.samples.get(k) else {
-                    continue;
-                };
-                ui.vertical(|ui| {
-                    ui.label(name);
-                    let bars = histogram(samples, 30)
-                        .into_iter()
-                        .map(|(c, w, n)| Bar::new(c, n as f64).width(w))
-                        .collect();
-                    let marks = [mcmc.lower_68[k], mcmc.median[k], mcmc.upper_68[k]];
-                    Plot::new(("refl_fit_histogram", k))
-                        .width(width)
-                        .height(120.0)
-                        .show_axes([true, false])
-                        .allow_scroll(false)
-                        .show(ui, |plot_ui| {
-                            plot_ui.bar_chart(BarChart::new(name.clone(), bars).color(PALETTE[0]));
-                            for (j, x) in marks.into_iter().enumerate() {
-                                plot_ui.vline(
-                                    egui_plot::VLine::new(format!("{name} mark {j}"), x)
-                                        .color(PALETTE[1]),
-                                );
-                            }
-                        });
-                });
-                if k % 4 == 3 {
-                    ui.end_row();
-                }
-            }
-        });
 }

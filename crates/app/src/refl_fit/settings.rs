@@ -201,7 +201,7 @@ impl Stage {
 }
 
 /// The latest progress of a running fit.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Progress {
     /// The stage.
     pub stage: Stage,
@@ -213,6 +213,9 @@ pub struct Progress {
     pub best_chi2: f64,
     /// Objective evaluations in this run so far (all stages).
     pub evaluations: usize,
+    /// DE's best parameter vector so far (every parameter, in the model's name order), so the
+    /// plot can follow the fit generation by generation; `None` outside DE.
+    pub best_values: Option<Vec<f64>>,
 }
 
 /// Where the fit writes its progress and the UI reads it (a `Mutex` also on the web, where it

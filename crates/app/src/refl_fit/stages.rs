@@ -27,13 +27,18 @@ impl Reporter<'_> {
         best_chi2: f64,
         evaluations: usize,
     ) {
-        let p = Progress {
+        self.publish(Progress {
             stage,
             iteration,
             max_iterations,
             best_chi2,
             evaluations,
-        };
+            best_values: None,
+        });
+    }
+
+    /// Writes `p` to the sink and asks for a repaint.
+    pub fn publish(&self, p: Progress) {
         if let Ok(mut slot) = self.sink.lock() {
             *slot = Some(p);
         }
@@ -89,13 +94,15 @@ where
             .step(objective, engine)
             .await
             .map_err(|e| e.to_string())?;
-        report.send(
-            Stage::De,
-            p.iteration,
-            s.max_generations,
-            p.best_chi2,
-            p.evaluations - base_evaluations,
-        );
+        // The best vector goes with the report so the plot shows each generation's best.
+        report.publish(Progress {
+            stage: Stage::De,
+            iteration: p.iteration,
+            max_iterations: s.max_generations,
+            best_chi2: p.best_chi2,
+            evaluations: p.evaluations - base_evaluations,
+            best_values: Some(objective.full(&run.state().x)),
+        });
         pause().await;
     }
     let result = run.finish().map_err(|e| e.to_string())?;

@@ -6,7 +6,7 @@ use scatterlab_refl::model::Model;
 use scatterlab_refl::Engine;
 
 use super::loading::{self, Loaded, Target};
-use super::{Curves, FitPanel, PendingData};
+use super::{q_units, Curves, FitPanel, PendingData};
 use crate::compute_job;
 use crate::gpu_engine::GpuEngine;
 use crate::ReflInputs;
@@ -81,6 +81,7 @@ impl FitPanel {
                         energy_ev,
                         polarization: scatterlab_refl::model::Polarization::S,
                         target: Target::New,
+                        q_unit: Default::default(),
                     });
                 }
                 self.message = Some(Ok(format!(
@@ -114,9 +115,22 @@ impl FitPanel {
             ));
             return;
         };
+        // Converted once, here: the model holds q in Å⁻¹.
+        // A replaced dataset keeps its energy: 2θ converts at that one.
+        let energy = match p.target {
+            Target::Replace(k) => model.datasets().get(k).map_or(p.energy_ev, |d| d.energy_ev),
+            Target::New => p.energy_ev,
+        };
+        let data = match q_units::to_inverse_angstrom(&p.loaded.data, p.q_unit, energy) {
+            Ok(d) => d,
+            Err(e) => {
+                self.message = Some(Err(e));
+                return;
+            }
+        };
         let file = loading::attach(
             model.file(),
-            &p.loaded.data,
+            &data,
             p.energy_ev,
             p.polarization,
             p.target,
@@ -175,15 +189,19 @@ impl FitPanel {
             return;
         };
         let log = self.settings.log_transform;
-        if self
-            .curves
+        // While DE runs the curves follow its best vector, generation by generation.
+        let live = self
+            .run
             .as_ref()
-            .is_some_and(|c| c.revision == self.revision && c.log_transform == log)
-        {
+            .and_then(|r| r.progress.lock().ok()?.as_ref()?.best_values.clone())
+            .filter(|v| v.len() == model.values().len());
+        let values = live.unwrap_or_else(|| model.values().to_vec());
+        if self.curves.as_ref().is_some_and(|c| {
+            c.revision == self.revision && c.log_transform == log && c.values == values
+        }) {
             return;
         }
-        let values = model.values();
-        let curves = compute_job::run_if_ready(model.evaluate(Engine::Cpu, &[values]))
+        let curves = compute_job::run_if_ready(model.evaluate(Engine::Cpu, &[&values[..]]))
             .ok_or_else(|| "the CPU engine did not finish at once".to_owned())
             .and_then(|r| r.map_err(|e| e.to_string()))
             .and_then(|mut m| m.pop().ok_or_else(|| "no curves".to_owned()));
@@ -194,7 +212,8 @@ impl FitPanel {
         let chi2 = Objective::new(model, options)
             .map_err(|e| e.to_string())
             .and_then(|o| {
-                compute_job::run_if_ready(o.chi2_batch(Engine::Cpu, &[o.start()]))
+                let x: Vec<f64> = model.varying().iter().map(|&i| values[i]).collect();
+                compute_job::run_if_ready(o.chi2_batch(Engine::Cpu, &[x]))
                     .ok_or_else(|| "the CPU engine did not finish at once".to_owned())?
                     .map_err(|e| e.to_string())?
                     .first()
@@ -204,6 +223,7 @@ impl FitPanel {
         self.curves = Some(Curves {
             revision: self.revision,
             log_transform: log,
+            values,
             curves,
             chi2,
         });

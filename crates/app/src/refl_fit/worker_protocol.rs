@@ -66,6 +66,8 @@ pub fn progress(p: &Value) -> Option<Progress> {
         max_iterations: count("maxIterations")?,
         best_chi2: p.get("bestChi2")?.as_f64()?,
         evaluations: count("evaluations")?,
+        // The npm worker reports χ² only, not the vector behind it.
+        best_values: None,
     })
 }
 

@@ -42,11 +42,26 @@ impl ReflPanel {
             .labelled_by(label.id);
             ui.end_row();
         });
-        // The engine rejects q ≥ 2k0 and says so; the limit is shown up front so that is rare.
+        // R exists only below 2k0: beyond it the plot stops, and this note says where and why.
         let limit = format!("q must stay below 2k0 = {:.4} Å⁻¹", inputs.q_limit());
-        if inputs.resolution_pct > 0.0 {
-            // The smearing window reaches 3.5σ above q_max, and the engine checks that too.
-            ui.weak(format!("{limit}\n(with the ±3.5σ resolution window)"));
+        let limit = if inputs.resolution_pct > 0.0 {
+            // The smearing window reaches above each q, and must stay below 2k0 too.
+            format!(
+                "{limit}\n(q ≤ {:.4} Å⁻¹ with the resolution window)",
+                inputs.q_cutoff()
+            )
+        } else {
+            limit
+        };
+        if inputs.is_clamped() {
+            let note = format!(
+                "q max {:.4} Å⁻¹ is beyond the physical maximum at {} eV: plotted up to {:.4} Å⁻¹\n{limit}",
+                inputs.q_max,
+                inputs.energy_ev,
+                inputs.valid_q_grid().last().copied().unwrap_or(inputs.q_min),
+            );
+            ui.colored_label(ui.visuals().warn_fg_color, note)
+                .accessible_name("q max clamped");
         } else {
             ui.weak(limit);
         }

@@ -5,6 +5,8 @@
 
 use scatterlab_refl::{Layer, Stack};
 
+use super::materials::LayerMaterial;
+
 /// Which engine the user asked for. The panel never substitutes one for the other.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Device {
@@ -30,6 +32,8 @@ impl Device {
 pub struct ReflInputs {
     /// The layers: fronting medium first, substrate last.
     pub stack: Stack,
+    /// Each layer's material: a formula and density that set its δ, β, or typed δ, β.
+    pub materials: Vec<LayerMaterial>,
     /// Photon energy in eV.
     pub energy_ev: f64,
     /// First q of the grid, Å⁻¹.
@@ -62,6 +66,7 @@ impl ReflInputs {
             stack: Stack {
                 layers: vec![Layer::VACUUM, film, oxide, silicon],
             },
+            materials: vec![LayerMaterial::MANUAL; 4],
             energy_ev: 250.0,
             q_min: 0.005,
             q_max: 0.25,
@@ -105,7 +110,30 @@ impl ReflInputs {
     pub fn q_limit(&self) -> f64 {
         2.0 * scatterlab_core::units::photon_k0(self.energy_ev)
     }
+
+    /// The largest q whose smearing window stays below 2k0: 2k0 itself without resolution,
+    /// else 2k0 / (1 + 6σ/q) (the widest window the engine's smearing rules use is ±6σ).
+    pub fn q_cutoff(&self) -> f64 {
+        let sigma_over_q = self.resolution_pct / 100.0 / scatterlab_refl::resolution::FWHM_PER_SIGMA;
+        self.q_limit() / (1.0 + SMEARING_WINDOW_SIGMA * sigma_over_q.max(0.0))
+    }
+
+    /// Whether the requested q max lies beyond [`Self::q_cutoff`] (the plot then stops there).
+    pub fn is_clamped(&self) -> bool {
+        self.q_max >= self.q_cutoff()
+    }
+
+    /// The points of [`Self::q_grid`] below [`Self::q_cutoff`]: what is computed and plotted.
+    /// R does not exist at q ≥ 2k0 (the beam would leave at more than 90°), so the rest of the
+    /// requested range is left out and the panel says so, rather than failing the whole curve.
+    pub fn valid_q_grid(&self) -> Vec<f64> {
+        let cutoff = self.q_cutoff();
+        self.q_grid().into_iter().filter(|&q| q < cutoff).collect()
+    }
 }
+
+/// Half-width in σ of the widest smearing window (the converged rule's; refnx's is 3.5σ).
+const SMEARING_WINDOW_SIGMA: f64 = 6.0;
 
 impl Default for ReflInputs {
     fn default() -> Self {

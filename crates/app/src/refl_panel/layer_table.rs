@@ -2,10 +2,13 @@
 
 use scatterlab_refl::{Layer, Stack};
 
+use super::materials::{LayerMaterial, PRESETS};
+
 /// Column headers. δ/β are the optical constants of n = 1 − δ + iβ, per axis
-/// (o: in-plane, e: along the surface normal).
-const HEADERS: [&str; 8] = [
+/// (o: in-plane, e: along the surface normal); a material (formula, density) sets them instead.
+const HEADERS: [&str; 9] = [
     "layer",
+    "material",
     "thickness (Å)",
     "roughness (Å)",
     "δ_o",
@@ -25,8 +28,10 @@ const DEFAULT_FILM: Layer = Layer {
     beta_e: 2.0e-4,
 };
 
-/// Shows the table and applies the user's edits to `stack` (values, added and removed layers).
-pub fn show(ui: &mut egui::Ui, stack: &mut Stack) {
+/// Shows the table and applies the user's edits to `stack` and `materials` (one per layer:
+/// values, added and removed layers).
+pub fn show(ui: &mut egui::Ui, stack: &mut Stack, materials: &mut Vec<LayerMaterial>) {
+    materials.resize(stack.layers.len(), LayerMaterial::MANUAL);
     let n = stack.layers.len();
     let mut remove = None;
     egui::Grid::new("refl_layer_table")
@@ -37,7 +42,7 @@ pub fn show(ui: &mut egui::Ui, stack: &mut Stack) {
                 ui.strong(header);
             }
             ui.end_row();
-            for (j, layer) in stack.layers.iter_mut().enumerate() {
+            for (j, (layer, material)) in stack.layers.iter_mut().zip(materials.iter_mut()).enumerate() {
                 let is_fronting = j == 0;
                 let is_substrate = j + 1 == n && n > 1;
                 let role = if is_fronting {
@@ -51,15 +56,23 @@ pub fn show(ui: &mut egui::Ui, stack: &mut Stack) {
                 // Each cell is named "<row> <column>" (e.g. "film 1 thickness (Å)") for screen
                 // readers and for tests that look cells up by name.
                 let name = |column: usize| format!("{role} {}", HEADERS[column]);
+                // The fronting medium is vacuum or air in practice; it keeps typed δ/β.
+                if is_fronting {
+                    ui.label("");
+                } else {
+                    material_cell(ui, &role, material);
+                }
                 // Semi-infinite media have no thickness, and the fronting medium has no interface
                 // above it: the engine ignores those numbers, so the table does not offer them.
                 ui.add_enabled(
                     !is_fronting && !is_substrate,
                     length_value(&mut layer.thickness, 1e6),
                 )
-                .accessible_name(name(1));
+                .accessible_name(name(2));
                 ui.add_enabled(!is_fronting, length_value(&mut layer.roughness, 1e3))
-                    .accessible_name(name(2));
+                    .accessible_name(name(3));
+                // From the formula: shown, not editable (the Henke tables set them).
+                let typed = !material.is_compound();
                 for (column, value) in [
                     &mut layer.delta_o,
                     &mut layer.beta_o,
@@ -69,8 +82,8 @@ pub fn show(ui: &mut egui::Ui, stack: &mut Stack) {
                 .into_iter()
                 .enumerate()
                 {
-                    ui.add(optical_value(value))
-                        .accessible_name(name(column + 3));
+                    ui.add_enabled(typed, optical_value(value))
+                        .accessible_name(name(column + 4));
                 }
                 if !is_fronting && !is_substrate {
                     if ui
@@ -89,6 +102,7 @@ pub fn show(ui: &mut egui::Ui, stack: &mut Stack) {
     // Applied after the loop: the rows borrow the stack mutably while they are drawn.
     if let Some(j) = remove {
         stack.layers.remove(j);
+        materials.remove(j);
     }
     if ui
         .button("Add film layer")
@@ -96,7 +110,58 @@ pub fn show(ui: &mut egui::Ui, stack: &mut Stack) {
         .clicked()
     {
         add_film_layer(stack);
+        // The new layer copies the film below it (or the default film): its material too.
+        let n = materials.len();
+        let template = if n > 2 {
+            materials[n - 2].clone()
+        } else {
+            LayerMaterial::MANUAL
+        };
+        materials.insert(n.saturating_sub(1), template);
     }
+}
+
+/// The material cell: "δ/β" (typed) or a formula with its density, with presets.
+fn material_cell(ui: &mut egui::Ui, role: &str, material: &mut LayerMaterial) {
+    ui.horizontal(|ui| {
+        let shown = if material.is_compound() {
+            material.formula.clone()
+        } else {
+            "δ/β".to_owned()
+        };
+        egui::ComboBox::from_id_salt(("refl_layer_material", role))
+            .selected_text(shown)
+            .width(70.0)
+            .show_ui(ui, |ui| {
+                if ui.selectable_label(!material.is_compound(), "δ/β (typed)").clicked() {
+                    *material = LayerMaterial::MANUAL;
+                }
+                for (formula, density) in PRESETS {
+                    let label = format!("{formula} ({density} g/cm³)");
+                    if ui.selectable_label(material.formula == formula, label).clicked() {
+                        *material = LayerMaterial::compound(formula, density);
+                    }
+                }
+            })
+            .response
+            .accessible_name(format!("{role} material"));
+        ui.add(
+            egui::TextEdit::singleline(&mut material.formula)
+                .hint_text("formula")
+                .desired_width(60.0),
+        )
+        .on_hover_text("Chemical formula (e.g. SiO2): δ, β from the Henke tables at the beam energy; empty: type δ, β")
+        .accessible_name(format!("{role} formula"));
+        ui.add_enabled(
+            material.is_compound(),
+            egui::DragValue::new(&mut material.density_g_cm3)
+                .range(1e-3..=30.0)
+                .speed(0.01)
+                .max_decimals(3)
+                .suffix(" g/cm³"),
+        )
+        .accessible_name(format!("{role} density"));
+    });
 }
 
 /// Inserts a film layer directly above the substrate: a copy of the lowest film if there is one.

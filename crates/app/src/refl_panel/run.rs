@@ -12,7 +12,7 @@ use crate::compute_job;
 
 /// Runs the CPU engine inline: its future completes in its first poll.
 pub(super) fn run_cpu(inputs: &ReflInputs) -> Outcome {
-    let q = inputs.q_grid();
+    let q = inputs.valid_q_grid();
     let start = web_time::Instant::now();
     let curves = compute_job::run_if_ready(evaluate(Engine::Cpu, inputs, &q))
         .ok_or_else(|| "the CPU engine unexpectedly did not finish at once".to_owned())?
@@ -28,7 +28,7 @@ pub(super) fn run_cpu(inputs: &ReflInputs) -> Outcome {
 
 /// Runs the GPU engine (inside a background job).
 pub(super) async fn run_gpu(pipeline: Arc<ParrattGpu>, inputs: ReflInputs) -> Outcome {
-    let q = inputs.q_grid();
+    let q = inputs.valid_q_grid();
     let start = web_time::Instant::now();
     let curves = evaluate(Engine::Gpu(&pipeline), &inputs, &q)
         .await
@@ -54,6 +54,7 @@ async fn evaluate(
             let request = SmearedRequest {
                 curve,
                 resolution: &resolution,
+                smearing: Default::default(),
             };
             scatterlab_refl::compute_smeared(engine, &[request]).await
         }

@@ -153,6 +153,7 @@ pub fn task_to_model(text: &str) -> Result<ModelFile, ReflError> {
         q_offset: None,
         energy_offset: None,
         resolution: None,
+        smearing: None,
     };
     let mut datasets = Vec::with_capacity(task.datasets.len());
     for (i, d) in task.datasets.iter().enumerate() {

@@ -1,19 +1,23 @@
 //! Gradients through Gaussian resolution smearing ([`crate::resolution`]).
 //!
-//! The smeared R at q_i is Σ_j w_j R(ν_ij) over the quadrature nodes ν_ij = |q_i + x_j h_i|
-//! (h_i = 3.5 σ_i, clamped to ≥ 1e-12 exactly as `compute_smeared` does), so ∂R_sm/∂θ is the same
+//! The smeared R at q_i is Σ_j w_j R(ν_ij) over the quadrature nodes ν_ij = |q_i + t_j σ_i|
+//! of [`expand_nodes`] (clamped to ≥ 1e-12 exactly as `compute_smeared` does, the same scheme and
+//! per-point node count), so ∂R_sm/∂θ is the same
 //! weighted sum of ∂R/∂θ at the nodes for a layer or energy parameter. The q-like parameters act
 //! through the nodes: ∂R_sm/∂p = Σ_j w_j R′(ν_ij) ∂ν_ij/∂p with R′ = ∂R/∂q.
 //! * q offset: the model is evaluated at q + Δq, with the resolution of that q (dQ = f·(q + Δq) for
 //!   constant dQ/Q, as refnx's `q_offset` does; pointwise dQ stays with its point):
-//!   ∂ν/∂Δq = s (1 + x_j c f) for constant dQ/Q, s for pointwise, with s = sign(q_i + x_j h_i)
-//!   (0 where the node is clamped) and c = 3.5/2.35482 (h = c · FWHM).
-//! * resolution width f of a constant dQ/Q: ∂ν/∂f = s x_j c q_i.
+//!   ∂ν/∂Δq = s (1 + t_j c f) for constant dQ/Q, s for pointwise, with s = sign(q_i + t_j σ_i)
+//!   (0 where the node is clamped) and c = 1/2.35482 (σ = c · FWHM).
+//! * resolution width f of a constant dQ/Q: ∂ν/∂f = s t_j c q_i.
+//!
+//! The node count of a point is held fixed while differentiating (it changes in steps with σ and
+//! the stack thickness, where the converged rule's value moves by far less than 1e-4 relative).
 //!
 //! Without resolution each q is evaluated once (weight 1), as the unsmeared curve.
 
 use super::{block, check_param, Direction, Gradient, Param};
-use crate::resolution::{node_weights, FWHM_PER_SIGMA, WINDOW_SIGMA};
+use crate::resolution::{expand_nodes, StackScales, FWHM_PER_SIGMA};
 use crate::{CurveRequest, ReflError, Resolution, SmearedRequest};
 
 /// How one requested parameter maps onto the node-level directions.
@@ -86,47 +90,33 @@ pub fn smeared_gradient(request: &SmearedRequest<'_>, params: &[Param]) -> Resul
         };
         return Ok(Gradient { d_r_s: pick(&raw.d_r_s), d_r_p: pick(&raw.d_r_p), r_s: raw.r_s, r_p: raw.r_p });
     }
-    let c = WINDOW_SIGMA / FWHM_PER_SIGMA;
-    let (fraction, pointwise): (f64, Option<&[f64]>) = match resolution {
-        Resolution::None => (0.0, None),
-        Resolution::ConstantDqOverQ(f) => (*f, None),
-        Resolution::Pointwise(dq) => (0.0, Some(dq)),
+    let c = 1.0 / FWHM_PER_SIGMA;
+    let fraction = match resolution {
+        Resolution::ConstantDqOverQ(f) => *f,
+        Resolution::None | Resolution::Pointwise(_) => 0.0,
     };
-    let q_max = 2.0 * scatterlab_core::units::photon_k0(curve.energy_ev);
-    let (x, w) = node_weights();
-    let m = x.len();
-    let mut nodes = Vec::with_capacity(curve.q.len() * m);
+    let scales = StackScales::of_stack(curve.stack, curve.energy_ev);
+    let nodes = expand_nodes(curve.q, resolution, curve.energy_ev, request.smearing, &scales)?;
     // ∂ν/∂Δq and ∂ν/∂f per node.
-    let (mut d_offset, mut d_width) = (Vec::with_capacity(nodes.capacity()), Vec::with_capacity(nodes.capacity()));
+    let (mut d_offset, mut d_width) = (Vec::with_capacity(nodes.q.len()), Vec::with_capacity(nodes.q.len()));
     for (i, &q) in curve.q.iter().enumerate() {
-        // The same rounding as compute_smeared's node positions.
-        let half_width = WINDOW_SIGMA * pointwise.map_or(fraction * q, |dq| dq[i]) / FWHM_PER_SIGMA;
-        if q + half_width >= q_max {
-            return Err(ReflError::input(
-                format!("q[{i}]"),
-                format!("resolution window reaches {:.6} Å⁻¹, beyond 2k0 = {q_max:.6} Å⁻¹", q + half_width),
-            ));
-        }
-        for &xj in &x {
-            let raw = q + xj * half_width;
-            let node = raw.abs().max(1e-12);
+        // The same rounding as expand_nodes's node positions, so the clamp test below is exact.
+        let sigma = resolution.fwhm(i, q) / FWHM_PER_SIGMA;
+        for n in nodes.offsets[i]..nodes.offsets[i + 1] {
+            let (t, node) = (nodes.t[n], nodes.q[n]);
+            let raw = q + t * sigma;
             let sign = if node == raw.abs() { raw.signum() } else { 0.0 };
-            nodes.push(node);
-            d_offset.push(sign * (1.0 + xj * c * fraction));
-            d_width.push(sign * xj * c * q);
+            d_offset.push(sign * (1.0 + t * c * fraction));
+            d_width.push(sign * t * c * q);
         }
     }
-    let expanded = CurveRequest { stack: curve.stack, energy_ev: curve.energy_ev, q: &nodes };
+    let expanded = CurveRequest { stack: curve.stack, energy_ev: curve.energy_ev, q: &nodes.q };
     let raw = block::evaluate(&expanded, &directions);
     let fold = |values: &[f64], factor: Option<&[f64]>| -> Vec<f64> {
-        values
-            .chunks_exact(m)
-            .enumerate()
-            .map(|(i, chunk)| match factor {
-                None => chunk.iter().zip(&w).map(|(v, w)| v * w).sum(),
-                Some(f) => chunk.iter().zip(&w).zip(&f[i * m..(i + 1) * m]).map(|((v, w), f)| v * w * f).sum(),
-            })
-            .collect()
+        match factor {
+            None => nodes.fold(values),
+            Some(f) => nodes.fold_scaled(values, f),
+        }
     };
     let row = |d: &[Vec<f64>], r: &Row| match *r {
         Row::Direct(k) => fold(&d[k], None),

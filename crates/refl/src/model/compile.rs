@@ -94,6 +94,7 @@ pub(crate) struct CompiledDataset {
     pub q_offset: Slot,
     pub energy_offset: Slot,
     pub resolution: CompiledResolution,
+    pub smearing: crate::resolution::Smearing,
 }
 
 /// Everything compiled from a model file.
@@ -343,5 +344,6 @@ fn compile_dataset(resolver: &Resolver<'_>, i: usize, d: &DatasetSpec) -> Result
         q_offset: resolver.opt_slot(&inst.q_offset, 0.0, &format!("{object} q_offset"))?,
         energy_offset: resolver.opt_slot(&inst.energy_offset, 0.0, &format!("{object} energy_offset"))?,
         resolution,
+        smearing: inst.smearing.unwrap_or_default(),
     })
 }

@@ -21,6 +21,7 @@ pub(crate) struct Probe {
     pub energy_ev: f64,
     pub q: Vec<f64>,
     pub resolution: Resolution,
+    pub smearing: crate::resolution::Smearing,
 }
 
 impl Model {
@@ -31,6 +32,7 @@ impl Model {
             energy_ev: d.energy_ev + d.energy_offset.get(values),
             q: d.q.iter().map(|q| q + dq).collect(),
             resolution: d.resolution.resolution(values),
+            smearing: d.smearing,
         }
     }
 
@@ -106,7 +108,7 @@ impl Model {
             let requests: Vec<SmearedRequest<'_>> = stacks
                 .iter()
                 .zip(&probes)
-                .map(|(s, p)| SmearedRequest { curve: CurveRequest { stack: s, energy_ev: p.energy_ev, q: &p.q }, resolution: &p.resolution })
+                .map(|(s, p)| SmearedRequest { curve: CurveRequest { stack: s, energy_ev: p.energy_ev, q: &p.q }, resolution: &p.resolution, smearing: p.smearing })
                 .collect();
             let results = compute_smeared(engine, &requests).await.map_err(|e| self.name_curve(e, &unique))?;
             let slot: Vec<usize> = (0..n_d).map(|i| unique.iter().position(|&u| u == self.shared_curve[i]).unwrap_or(0)).collect();
@@ -140,8 +142,10 @@ impl Model {
 
     /// One polarisation channel of a general (4×4) stack, smeared on the CPU.
     fn general_curve(&self, stack: &GeneralStack, probe: &Probe, pol: Polarization) -> Result<Vec<f64>, ReflError> {
-        let (q_nodes, weights, per_point) = crate::resolution::expand_nodes(&probe.q, &probe.resolution, probe.energy_ev)?;
-        let g = general_reflectivity(stack, probe.energy_ev, &q_nodes)?;
+        let scales = crate::resolution::StackScales::of_general(stack, probe.energy_ev);
+        let nodes = crate::resolution::expand_nodes(&probe.q, &probe.resolution, probe.energy_ev, probe.smearing, &scales)?;
+        let q_nodes = &nodes.q;
+        let g = general_reflectivity(stack, probe.energy_ev, q_nodes)?;
         let channel: Vec<f64> = (0..q_nodes.len())
             .map(|i| match pol {
                 Polarization::S => g.r_ss[i] + g.r_ps[i],
@@ -152,7 +156,7 @@ impl Model {
                 Polarization::Ps => g.r_ps[i],
             })
             .collect();
-        Ok(channel.chunks_exact(per_point).map(|c| c.iter().zip(&weights).map(|(v, w)| v * w).sum()).collect())
+        Ok(nodes.fold(&channel))
     }
 
     /// Rewrites "curve k" (population member × unique dataset) in an engine error as the dataset's name.

@@ -188,6 +188,9 @@ pub struct InstrumentSpec {
     /// Resolution (default none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<ResolutionSpec>,
+    /// How the resolution convolution is evaluated (default converged; `"refnx17"` for refnx's scheme).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smearing: Option<crate::resolution::Smearing>,
 }
 
 /// One measured (or to-be-simulated) curve.
@@ -217,7 +220,7 @@ pub struct DatasetSpec {
 }
 
 fn default_instrument() -> InstrumentSpec {
-    InstrumentSpec { scale: None, background: None, q_offset: None, energy_offset: None, resolution: None }
+    InstrumentSpec { scale: None, background: None, q_offset: None, energy_offset: None, resolution: None, smearing: None }
 }
 
 fn is_default_instrument(i: &InstrumentSpec) -> bool {

@@ -14,7 +14,7 @@ use super::file::Polarization;
 use super::Model;
 use crate::general::{general_gradient, GeneralParam};
 use crate::gradient::{smeared_gradient, LayerParam, Param};
-use crate::resolution::expand_nodes;
+use crate::resolution::{expand_nodes, StackScales};
 use crate::resolution::SmearedRequest;
 use crate::{CurveRequest, ReflError};
 
@@ -121,7 +121,7 @@ impl Model {
                 BuiltStack::Uniaxial(stack) => {
                     let mapped: Vec<Option<Param>> = chain.kernel.iter().map(|kp| kp.uniaxial()).collect();
                     let params: Vec<Param> = mapped.iter().flatten().copied().collect();
-                    let request = SmearedRequest { curve: CurveRequest { stack: &stack, energy_ev: probe.energy_ev, q: &probe.q }, resolution: &probe.resolution };
+                    let request = SmearedRequest { curve: CurveRequest { stack: &stack, energy_ev: probe.energy_ev, q: &probe.q }, resolution: &probe.resolution, smearing: probe.smearing };
                     let g = smeared_gradient(&request, &params).map_err(|e| in_dataset(e, i, &d.name))?;
                     let (r, rows) = match d.polarization {
                         Polarization::S | Polarization::Ss => (g.r_s, g.d_r_s),
@@ -137,8 +137,10 @@ impl Model {
                 }
                 BuiltStack::General(stack) => {
                     let params: Vec<GeneralParam> = chain.kernel.iter().map(|kp| kp.general()).collect::<Result<_, _>>()?;
-                    let (nodes, weights, per_point) = expand_nodes(&probe.q, &probe.resolution, probe.energy_ev).map_err(|e| in_dataset(e, i, &d.name))?;
-                    let g = general_gradient(&stack, probe.energy_ev, &nodes, &params).map_err(|e| in_dataset(e, i, &d.name))?;
+                    let scales = StackScales::of_general(&stack, probe.energy_ev);
+                    let nodes = expand_nodes(&probe.q, &probe.resolution, probe.energy_ev, probe.smearing, &scales)
+                        .map_err(|e| in_dataset(e, i, &d.name))?;
+                    let g = general_gradient(&stack, probe.energy_ev, &nodes.q, &params).map_err(|e| in_dataset(e, i, &d.name))?;
                     let pick = |ss: &[f64], pp: &[f64], sp: &[f64], ps: &[f64]| -> Vec<f64> {
                         let channel: Vec<f64> = (0..ss.len())
                             .map(|n| match d.polarization {
@@ -150,7 +152,7 @@ impl Model {
                                 Polarization::Ps => ps[n],
                             })
                             .collect();
-                        channel.chunks_exact(per_point).map(|c| c.iter().zip(&weights).map(|(v, w)| v * w).sum()).collect()
+                        nodes.fold(&channel)
                     };
                     let g_r = &g.reflectivity;
                     let r = pick(&g_r.r_ss, &g_r.r_pp, &g_r.r_sp, &g_r.r_ps);

@@ -65,7 +65,7 @@ impl Model {
                 (0..=i)
                     .find(|&j| {
                         let e = &compiled.datasets[j];
-                        e.energy_ev == d.energy_ev && e.energy_offset == d.energy_offset && e.q_offset == d.q_offset && e.q == d.q && e.resolution == d.resolution
+                        e.energy_ev == d.energy_ev && e.energy_offset == d.energy_offset && e.q_offset == d.q_offset && e.q == d.q && e.resolution == d.resolution && e.smearing == d.smearing
                     })
                     .unwrap_or(i)
             })

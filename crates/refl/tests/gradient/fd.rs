@@ -57,7 +57,7 @@ fn evaluate(curve: &Curve, param: Param, h: f64, resolution: Option<&Resolution>
     let curve = CurveRequest { stack: &stack, energy_ev: energy, q: &q };
     let r = match &resolution {
         None => cpu::reflectivity_reference(&curve).unwrap(),
-        Some(resolution) => pollster::block_on(compute_smeared(Engine::Cpu, &[SmearedRequest { curve, resolution }])).unwrap().remove(0),
+        Some(resolution) => pollster::block_on(compute_smeared(Engine::Cpu, &[SmearedRequest { curve, resolution, smearing: Default::default() }])).unwrap().remove(0),
     };
     [r.r_s[0], r.r_p[0]]
 }

@@ -5,7 +5,7 @@
 use crate::gradient_fd::Curve;
 use num_complex::Complex64 as C64;
 use scatterlab_refl::gradient::{LayerParam, Param};
-use scatterlab_refl::resolution::{gauss_legendre, FWHM_PER_SIGMA, QUADRATURE_ORDER, WINDOW_SIGMA};
+use scatterlab_refl::resolution::{expand_nodes, Smearing, StackScales};
 use scatterlab_refl::{Resolution, Stack};
 
 /// The number `param` names in a stack.
@@ -21,16 +21,16 @@ pub fn field(stack: &mut Stack, layer: usize, param: LayerParam) -> &mut f64 {
     }
 }
 
-/// The quadrature nodes of point `i` (just q without resolution).
+/// The quadrature nodes of point `i` under the default scheme (just q without resolution).
 fn nodes(curve: &Curve, resolution: Option<&Resolution>, i: usize) -> Vec<f64> {
     let q = curve.q[i];
-    let fwhm = match resolution {
+    let resolution = match resolution {
         None | Some(Resolution::None) => return vec![q],
-        Some(Resolution::ConstantDqOverQ(f)) => f * q,
-        Some(Resolution::Pointwise(dq)) => dq[i],
+        Some(Resolution::ConstantDqOverQ(f)) => Resolution::ConstantDqOverQ(*f),
+        Some(Resolution::Pointwise(dq)) => Resolution::Pointwise(vec![dq[i]]),
     };
-    let (x, _) = gauss_legendre(QUADRATURE_ORDER);
-    x.iter().map(|x| (q + x * WINDOW_SIGMA * fwhm / FWHM_PER_SIGMA).abs()).collect()
+    let scales = StackScales::of_stack(&curve.stack, curve.energy_ev);
+    expand_nodes(&[q], &resolution, curve.energy_ev, Smearing::default(), &scales).unwrap().q
 }
 
 /// Per layer and mode (s, p): the smallest |kz| over the nodes and the largest phase length
