@@ -13,12 +13,6 @@ use scatterlab_app::refl_fit::Stage;
 use scatterlab_app::ReflTab;
 use scatterlab_refl::Engine;
 
-/// A node's text: a label's accesskit value, or its name.
-fn text(node: &egui_kittest::Node<'_>) -> String {
-    let n = node.accesskit_node();
-    n.value().or_else(|| n.label()).unwrap_or_default()
-}
-
 #[test]
 fn parameters_are_listed_in_stack_order_with_units() {
     let mut harness = app(false);

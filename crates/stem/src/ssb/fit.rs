@@ -262,26 +262,11 @@ pub fn fit_aberrations_on(stack: &BfStack, optics: &Optics, step_a: f64, start: 
             }
         }
     }
-    const CANDIDATES: usize = 3;
-    const COARSE_EVALS: usize = 60;
     let planned = trials.len() + CANDIDATES * COARSE_EVALS + o.max_full_evaluations;
     let mut rec = Recorder { curve: Vec::new(), total: planned as u64, progress, cancel, backend };
     let grid_losses = rec.batch(&grid_level, "grid", &trials)?;
     let grid_evals = rec.curve.len();
-    // The best few grid points that are not neighbours of a better one (distinct basins).
-    let mut order: Vec<usize> = (0..trials.len()).collect();
-    order.sort_by(|&a, &b| grid_losses[a].total_cmp(&grid_losses[b]));
-    let mut seeds: Vec<Trial> = Vec::new();
-    for &i in &order {
-        let t = trials[i];
-        let near = |s: &Trial| (s.c10_nm - t.c10_nm).abs().max((s.c12a_nm - t.c12a_nm).abs()).max((s.c12b_nm - t.c12b_nm).abs()) <= 1.5 * spacing;
-        if !seeds.iter().any(near) {
-            seeds.push(t);
-        }
-        if seeds.len() == if o.global { CANDIDATES } else { 1 } {
-            break;
-        }
-    }
+    let seeds = distinct_seeds(&trials, &grid_losses, spacing, if o.global { CANDIDATES } else { 1 });
     let step = [0.5 * spacing, 0.5 * spacing, 0.5 * spacing, 1.0];
     let mut best: Option<(Trial, f64)> = None;
     for s in &seeds {
@@ -307,4 +292,28 @@ pub fn fit_aberrations_on(stack: &BfStack, optics: &Optics, step_a: f64, start: 
         options: o.clone(),
         loss_curve: rec.curve,
     })
+}
+
+/// Grid candidates polished on the coarse level in a global fit.
+pub const CANDIDATES: usize = 3;
+/// Nelder–Mead evaluations per candidate on the coarse level.
+pub const COARSE_EVALS: usize = 60;
+
+/// The best `count` grid `trials` (by `losses`) that are not neighbours (within 1.5 grid
+/// `spacing` in every aberration) of a better one: one seed per distinct basin.
+pub fn distinct_seeds(trials: &[Trial], losses: &[f64], spacing: f64, count: usize) -> Vec<Trial> {
+    let mut order: Vec<usize> = (0..trials.len().min(losses.len())).collect();
+    order.sort_by(|&a, &b| losses[a].total_cmp(&losses[b]));
+    let mut seeds: Vec<Trial> = Vec::new();
+    for &i in &order {
+        let t = trials[i];
+        let near = |s: &Trial| (s.c10_nm - t.c10_nm).abs().max((s.c12a_nm - t.c12a_nm).abs()).max((s.c12b_nm - t.c12b_nm).abs()) <= 1.5 * spacing;
+        if !seeds.iter().any(near) {
+            seeds.push(t);
+        }
+        if seeds.len() == count {
+            break;
+        }
+    }
+    seeds
 }

@@ -1,5 +1,6 @@
 //! Nelder–Mead (standard coefficients: reflection 1, expansion 2, contraction ½, shrink ½) for
-//! the fit's local polish: derivative-free, because the loss is a sum of angles through FFTs and
+//! the fit's local polish (public: the app's sliced fit replays exactly this search):
+//! derivative-free, because the loss is a sum of angles through FFTs and
 //! its gradient would cost as much as several evaluations.
 
 /// Minimises `f` from `start` with initial steps `step` per coordinate until the simplex spans

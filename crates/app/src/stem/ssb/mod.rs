@@ -12,7 +12,6 @@
 pub mod build;
 mod export;
 pub mod fit_job;
-mod simplex;
 pub mod stepped;
 mod ui;
 

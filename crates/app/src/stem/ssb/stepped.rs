@@ -18,7 +18,8 @@ use scatterlab_stem::reduce::ReduceError;
 use scatterlab_stem::ssb::{aberrations_of, BfStack, FitLevel, FitOptions, FitReport, FitStart, LossPoint, Optics, PhaseVariance, Trial};
 use web_time::Instant;
 
-use super::simplex::nelder_mead;
+use scatterlab_stem::ssb::simplex::nelder_mead;
+use scatterlab_stem::ssb::{distinct_seeds, CANDIDATES, COARSE_EVALS};
 
 /// Why a replay stopped short.
 #[derive(Debug)]
@@ -213,24 +214,10 @@ fn search(r: &mut Replay<'_>) -> Result<FitReport, Stop> {
             }
         }
     }
-    const CANDIDATES: usize = 3;
-    const COARSE_EVALS: usize = 60;
     r.total = (trials.len() + CANDIDATES * COARSE_EVALS + o.max_full_evaluations) as u64;
     let grid_losses = r.batch(0, "grid", &trials)?;
     let grid_evals = r.curve.len();
-    let mut order: Vec<usize> = (0..trials.len()).collect();
-    order.sort_by(|&a, &b| grid_losses[a].total_cmp(&grid_losses[b]));
-    let mut seeds: Vec<Trial> = Vec::new();
-    for &i in &order {
-        let t = trials[i];
-        let near = |s: &Trial| (s.c10_nm - t.c10_nm).abs().max((s.c12a_nm - t.c12a_nm).abs()).max((s.c12b_nm - t.c12b_nm).abs()) <= 1.5 * spacing;
-        if !seeds.iter().any(near) {
-            seeds.push(t);
-        }
-        if seeds.len() == if o.global { CANDIDATES } else { 1 } {
-            break;
-        }
-    }
+    let seeds = distinct_seeds(&trials, &grid_losses, spacing, if o.global { CANDIDATES } else { 1 });
     let step = [0.5 * spacing, 0.5 * spacing, 0.5 * spacing, 1.0];
     let mut best: Option<(Trial, f64)> = None;
     for s in &seeds {
