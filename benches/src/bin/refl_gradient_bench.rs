@@ -79,7 +79,7 @@ fn main() {
     }
     // Smeared (17 nodes per q) with 8 parameters incl. the dQ/Q width, against smearing the plain curve.
     let resolution = Resolution::ConstantDqOverQ(0.05);
-    let smeared = SmearedRequest { curve: request, resolution: &resolution };
+    let smeared = SmearedRequest { curve: request, resolution: &resolution, smearing: Default::default() };
     let mut p = params(7);
     p.push(Param::Resolution);
     let t_grad = min_seconds(10, || {

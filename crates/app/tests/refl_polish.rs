@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{app, fit_task_path, load, run_to_end};
-use egui_kittest::kittest::{NodeT as _, Queryable as _};
+use egui_kittest::kittest::Queryable as _;
 use scatterlab_app::refl_fit::roles::Role;
 use scatterlab_app::refl_fit::Stage;
 use scatterlab_app::ReflTab;
