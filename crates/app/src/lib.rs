@@ -19,6 +19,8 @@ pub mod script;
 pub mod stem;
 #[cfg(target_arch = "wasm32")]
 mod web;
+#[cfg(target_arch = "wasm32")]
+pub mod worker_client;
 
 pub use gpu_engine::{backend_name, GpuSupport};
 pub use refl_fit::FitPanel;

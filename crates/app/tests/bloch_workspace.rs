@@ -3,7 +3,7 @@
 //! zone-axis case simulates to exactly the intensities of `scatterlab bloch simulate`'s path
 //! (`zone::case_from_zone` + `simulate_within`, ≤ 1e-12), the thickness slider re-indexes one
 //! run; the synthetic quartz experiment refines two LM steps with progress and a lower wR2, and a
-//! longer run is cancelled.
+//! longer run is cancelled; the browser's worker answer reads into the native run's outputs.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -146,6 +146,8 @@ fn the_quartz_experiment_refines_with_progress_and_cancels() {
     assert!(history[1] <= history[0], "{history:?}");
     assert_eq!((result["iterations"].as_u64(), result["cancelled"].as_bool(), result["refinedCif"].as_bool()), (Some(2), Some(false), Some(true)));
     assert!(harness.query_by_label_contains("iteration 2 · wR2").is_some(), "progress shown");
+    assert!(refine["frame"].as_i64().is_some(), "the frame browser shows a frame: {refine}");
+    assert!(harness.query_by_label_contains("reflections · wR2").is_some(), "frame browser shown");
 
     // A long run, cancelled once it has made progress: it stops, is finished, and can resume.
     assert_eq!(command(&mut harness, r#"{"do":"blochRefine","steps":200}"#), None);
@@ -167,22 +169,26 @@ fn the_quartz_experiment_refines_with_progress_and_cancels() {
 }
 
 #[test]
-fn the_browser_path_steps_once_per_frame_and_cancels() {
-    let mut harness = app();
-    harness.state_mut().bloch.refine.stepped = true;
-    let open = serde_json::json!({"do": "blochOpenExperiment", "path": fixtures().join("synthetic_quartz")}).to_string();
-    assert_eq!(command(&mut harness, &open), None);
-    assert_eq!(command(&mut harness, r#"{"do":"blochRefine","steps":50}"#), None);
-    // The frame that applied the command ran the first step; each further frame runs one more.
-    assert_eq!(harness.state().bloch.refine.history.len(), 1);
-    harness.step();
-    assert_eq!(harness.state().bloch.refine.history.len(), 2);
-    assert!(harness.query_by_label_contains("iteration 2 · wR2").is_some(), "progress shown");
-    assert_eq!(command(&mut harness, r#"{"do":"blochCancel"}"#), None);
-    settle(&mut harness, |app| app.bloch.refine.is_running());
-    let refine = status(&harness)["bloch"]["refine"].clone();
-    println!("{refine}");
-    assert_eq!((refine["steps"].as_u64(), refine["result"]["cancelled"].as_bool()), (Some(2), Some(true)), "{refine}");
-    let result = &refine["result"];
-    assert!(result["wR2"].as_f64() < result["startWR2"].as_f64(), "{refine}");
+fn the_workers_answer_reads_into_the_native_outputs() {
+    // In the browser a run is the npm Worker's `blochRefine`, whose answer holds result.json,
+    // refined.cif and the CSV as the library writes them: the page must read it into exactly
+    // what a native run of the same refiner gives.
+    use scatterlab_app::bloch::refine_outputs::Outputs;
+    use scatterlab_bloch::refine::{Experiment, LmOptions, Refiner};
+    let experiment = Experiment::load(&fixtures().join("synthetic_quartz")).expect("experiment");
+    let mut refiner = Refiner::new(experiment, LmOptions::default()).expect("refiner");
+    refiner.step(&scatterlab_core::CancelToken::new()).expect("one step");
+    let native = Outputs::from_refiner(&refiner, 1.5, true).expect("native outputs");
+    let result: Value = serde_json::from_str(&native.result_json).expect("result.json");
+    let cif = native.refined_cif.clone().expect("refined CIF");
+    let answer = serde_json::json!({"result": result, "refinedCif": cif, "csv": native.csv, "cancelled": true, "warnings": []});
+    let web = Outputs::from_answer(&answer.to_string()).expect("the answer reads");
+    assert_eq!(web.result, native.result);
+    assert_eq!(web.frames, native.frames);
+    assert_eq!((web.refined_cif, web.cancelled), (Ok(cif), true));
+    let rows: usize = native.frames.values().map(Vec::len).sum();
+    assert_eq!(rows, native.csv.lines().count() - 1, "every CSV row is in the frame browser");
+    assert_eq!(native.frames.len(), native.result.per_frame.len(), "one browser page per scored frame");
+    let err = Outputs::from_answer(r#"{"result": {}, "refinedCif": "", "csv": "", "cancelled": false}"#).err().expect("a broken result.json is refused");
+    assert!(err.contains("result.json"), "{err}");
 }

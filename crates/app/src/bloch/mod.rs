@@ -3,15 +3,19 @@
 //! asymmetric unit), Simulate (one static zone-axis case, the case `scatterlab bloch simulate
 //! --cif … --zone …` runs, through the same `scatterlab_bloch::zone::case_from_zone`; spots,
 //! thickness slider over one decomposition, CSV export) and Refine (a diffBloch experiment
-//! refined by `scatterlab_bloch::refine`, natively on a thread, in the browser one LM step per UI
-//! frame). CPU (f64) only: the GPU is shown disabled, never substituted.
+//! refined by `scatterlab_bloch::refine`, natively on a thread, in the browser in the npm
+//! package's Worker, like the reflectivity fits).
 
 pub mod crystal;
 pub mod crystal_view;
 pub mod files;
+pub mod frames_view;
 pub mod pattern;
 pub mod refine;
+pub mod refine_outputs;
 pub mod refine_view;
+#[cfg(target_arch = "wasm32")]
+mod refine_worker;
 pub mod script;
 pub mod simulate;
 pub mod simulate_view;

@@ -1,42 +1,44 @@
 //! The Refine page's state and driver: a diffBloch experiment (`experiment.yaml`, its
-//! `.cif_pets` and start CIF) refined by `scatterlab_bloch::refine::Refiner`, one LM iteration per
-//! `step`. Natively the steps run on a thread (reports come back through a channel); in the
-//! browser one step runs per UI frame (no threads in wasm). A run stops at its step budget, when
-//! the refiner is done, or on Cancel, and is then finished (`refine::outcome::finish`: result
-//! JSON, s.u., the refined CIF); Run again resumes from where it stopped.
+//! `.cif_pets` and start CIF) refined by `scatterlab_bloch::refine::Refiner`. Natively the
+//! iterations run on a thread (reports come back through a channel) and the refiner is kept, so
+//! Run again resumes where it stopped. In the browser the run is the npm package's Worker's
+//! `blochRefine` (as reflectivity fits are; see `refine_worker`), so the UI thread never evaluates
+//! the model; a resume there sends the last refined CIF as the start structure. A run stops at its
+//! step budget, when the refiner is done, or on Cancel, and is then finished (`Outputs`).
 
 use std::collections::BTreeMap;
+#[cfg(not(target_arch = "wasm32"))]
 use std::sync::mpsc;
 
-use scatterlab_bloch::refine::outcome::{finish, Finished};
-use scatterlab_bloch::refine::{refined_cif, Experiment, LmOptions, RefineError, Refiner, StepReport};
+use scatterlab_bloch::refine::{Experiment, LmOptions, Optimizer, RefineError, Refiner};
+#[cfg(not(target_arch = "wasm32"))]
 use scatterlab_core::CancelToken;
 
-/// What a finished (or paused, or cancelled) run hands back.
-pub struct Outputs {
-    /// Result, s.u. and the refined model's evaluation.
-    pub finished: Finished,
-    /// `result.json` text.
-    pub result_json: String,
-    /// The refined CIF (or why it could not be written).
-    pub refined_cif: Result<String, String>,
-    /// Whether the run was cancelled.
-    pub cancelled: bool,
-}
+pub use super::refine_outputs::{ObsCalc, Outputs, Progress};
 
 /// What the native refinement thread reports.
 #[cfg(not(target_arch = "wasm32"))]
 enum Msg {
-    Step(StepReport),
-    Done(Box<(Refiner, Result<Outputs, String>)>),
+    Step(Progress),
+    Done(Option<Box<Refiner>>, Result<Outputs, String>),
 }
 
 enum Run {
     /// Native: the refiner is on a thread.
     #[cfg(not(target_arch = "wasm32"))]
     Thread { rx: mpsc::Receiver<Msg>, cancel: CancelToken },
-    /// Browser (or [`RefineState::stepped`]): one step per UI frame, on the refiner held here.
-    Stepped { cancel: CancelToken, steps_left: usize, started: web_time::Instant },
+    /// Browser: the npm Worker runs it.
+    #[cfg(target_arch = "wasm32")]
+    Worker(super::refine_worker::WorkerRun),
+}
+
+/// The opened experiment's files (the browser's worker is sent them with every run).
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+struct Texts {
+    yaml_name: String,
+    files: BTreeMap<String, String>,
+    /// The key of the start CIF among `files` (replaced by the refined CIF on a resume).
+    structure: Option<String>,
 }
 
 /// The Refine page.
@@ -47,62 +49,61 @@ pub struct RefineState {
     pub name: Option<String>,
     /// Loading warnings (cell differences, …).
     pub warnings: Vec<String>,
-    /// Every step report of the refiner so far (all runs).
-    pub history: Vec<StepReport>,
+    /// Every progress point so far (all runs).
+    pub history: Vec<Progress>,
     /// The last finished run's outputs.
     pub outputs: Option<Outputs>,
     /// Why the last open or run failed.
     pub error: Option<String>,
     /// Steps per Run (the refiner stops earlier when converged).
     pub steps_per_run: usize,
+    /// The optimiser (chosen before the first run).
+    pub optimizer: Optimizer,
+    /// The frame on display in the frame browser (a PETS frame id).
+    pub frame: Option<i64>,
+    /// The frame browser's log axes.
+    pub frames_log: bool,
     /// Where exports go on the desktop.
     pub export_dir: String,
     /// The last export's message.
     pub message: Option<Result<String, String>>,
-    /// One LM step per UI frame on the UI thread instead of a thread: always in the browser (no
-    /// threads in wasm); natively when set (the tests run the browser's path this way).
-    pub stepped: bool,
+    experiment: Option<Experiment>,
+    texts: Option<Texts>,
     refiner: Option<Refiner>,
     run: Option<Run>,
-    pub(crate) incoming: Option<mpsc::Receiver<super::files::PickedTexts>>,
+    pub(crate) incoming: Option<std::sync::mpsc::Receiver<super::files::PickedTexts>>,
 }
 
 impl Default for RefineState {
     fn default() -> Self {
-        Self { path: String::new(), name: None, warnings: Vec::new(), history: Vec::new(), outputs: None, error: None, steps_per_run: LmOptions::default().max_iterations, export_dir: ".".to_owned(), message: None, stepped: false, refiner: None, run: None, incoming: None }
-    }
-}
-
-/// Finishes `refiner` into its outputs.
-fn outputs(refiner: &Refiner, seconds: f64, cancelled: bool) -> Result<Outputs, String> {
-    let finished = finish(refiner, seconds).map_err(|e| e.to_string())?;
-    let result_json = serde_json::to_string_pretty(&finished.result).map_err(|e| e.to_string())?;
-    let refined_cif = refined_cif(&refiner.experiment().start_cif, &refiner.state().asu, &finished.uncertainties).map_err(|e| e.to_string());
-    Ok(Outputs { finished, result_json, refined_cif, cancelled })
-}
-
-/// One step of a run: `Ok(Some(report))` to go on, `Ok(None)` when the refiner is done, `Err`
-/// with `true` when cancelled or the error's text.
-fn step(refiner: &mut Refiner, cancel: &CancelToken) -> Result<Option<StepReport>, Result<bool, String>> {
-    if refiner.is_done() {
-        return Ok(None);
-    }
-    match refiner.step(cancel) {
-        Ok(report) => Ok(Some(report)),
-        Err(RefineError::Cancelled) => Err(Ok(true)),
-        Err(e) => Err(Err(e.to_string())),
+        Self { path: String::new(), name: None, warnings: Vec::new(), history: Vec::new(), outputs: None, error: None, steps_per_run: LmOptions::default().max_iterations, optimizer: Optimizer::Lm, frame: None, frames_log: false, export_dir: ".".to_owned(), message: None, experiment: None, texts: None, refiner: None, run: None, incoming: None }
     }
 }
 
 impl RefineState {
     /// Opens an experiment from its YAML text and a reader of the files it names.
     pub fn open_texts(&mut self, yaml_name: &str, yaml: &str, files: &BTreeMap<String, String>) -> Result<(), String> {
+        let mut used = None;
         let mut read = |name: &str| {
             let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
-            files.get(name).or_else(|| files.get(base)).map(|text| (base.to_owned(), text.clone())).ok_or_else(|| RefineError::Io { path: name.to_owned(), message: "not among the picked files".to_owned() })
+            let key = if files.contains_key(name) { name } else { base };
+            let text = files.get(key).ok_or_else(|| RefineError::Io { path: name.to_owned(), message: "not among the picked files".to_owned() })?;
+            if name.ends_with(".cif") {
+                used = Some(key.to_owned());
+            }
+            Ok((base.to_owned(), text.clone()))
         };
         let opened = Experiment::from_texts(yaml_name, yaml, &mut read);
-        self.adopt(opened, yaml_name)
+        let mut all = files.clone();
+        all.insert(yaml_name.to_owned(), yaml.to_owned());
+        let structure = opened.as_ref().ok().and_then(|e| {
+            let s = &e.config.inputs.structure;
+            let base = s.rsplit(['/', '\\']).next().unwrap_or(s);
+            [s.as_str(), base].into_iter().find(|k| files.contains_key(*k)).map(str::to_owned)
+        });
+        self.adopt(opened, yaml_name)?;
+        self.texts = Some(Texts { yaml_name: yaml_name.to_owned(), files: all, structure: structure.or(used) });
+        Ok(())
     }
 
     /// Opens the experiment folder (or YAML) at `path` (desktop).
@@ -111,19 +112,17 @@ impl RefineState {
         self.adopt(Experiment::load(std::path::Path::new(path)), path)
     }
 
+    /// Takes a parsed experiment (the model is first evaluated when a run starts, off this thread).
     fn adopt(&mut self, opened: Result<Experiment, RefineError>, what: &str) -> Result<(), String> {
         if self.run.is_some() {
             return Err("a refinement is running: cancel it first".to_owned());
         }
-        let result = opened.and_then(|experiment| {
-            let (name, warnings) = (experiment.config.name.clone(), experiment.warnings.clone());
-            Refiner::new(experiment, LmOptions::default()).map(|r| (r, name, warnings))
-        });
-        match result {
-            Ok((refiner, name, warnings)) => {
+        match opened {
+            Ok(experiment) => {
+                let name = experiment.config.name.clone();
                 self.name = Some(if name.is_empty() { what.to_owned() } else { name });
-                (self.warnings, self.history, self.outputs, self.error) = (warnings, Vec::new(), None, None);
-                self.refiner = Some(refiner);
+                (self.warnings, self.history, self.outputs, self.error, self.frame) = (experiment.warnings.clone(), Vec::new(), None, None, None);
+                (self.experiment, self.refiner, self.texts) = (Some(experiment), None, None);
                 Ok(())
             }
             Err(e) => {
@@ -133,41 +132,41 @@ impl RefineState {
         }
     }
 
-    /// Starts (or resumes) a run of at most `steps` LM iterations.
+    /// Starts (or resumes) a run of at most `steps` iterations.
     pub fn start(&mut self, steps: usize) -> Result<(), String> {
         if self.run.is_some() {
             return Err("a refinement is running".to_owned());
         }
-        if self.refiner.is_none() {
+        let Some(experiment) = &self.experiment else {
             return Err("open an experiment first".to_owned());
-        }
-        let cancel = CancelToken::new();
+        };
         self.error = None;
-        if self.stepped || cfg!(target_arch = "wasm32") {
-            self.run = Some(Run::Stepped { cancel, steps_left: steps, started: web_time::Instant::now() });
-            return Ok(());
+        let options = LmOptions::for_experiment(&experiment.config, self.optimizer, None);
+        #[cfg(target_arch = "wasm32")]
+        {
+            let texts = self.texts.as_ref().ok_or("in the browser, open the experiment's files (picker or drop)")?;
+            let mut files = texts.files.clone();
+            if let (Some(key), Some(Ok(cif))) = (&texts.structure, self.outputs.as_ref().map(|o| &o.refined_cif)) {
+                files.insert(key.clone(), cif.clone());
+            }
+            let offset = self.history.last().map_or(0, |p| p.iteration);
+            let budget = (offset + steps).min(options.max_iterations).saturating_sub(offset).max(1);
+            self.run = Some(Run::Worker(super::refine_worker::spawn(files, &texts.yaml_name, self.optimizer, budget, offset)));
         }
         #[cfg(not(target_arch = "wasm32"))]
-        if let Some(refiner) = self.refiner.take() {
+        {
+            let (refiner, experiment) = (self.refiner.take(), experiment.clone());
             let (tx, rx) = mpsc::channel();
+            let cancel = CancelToken::new();
             let token = cancel.clone();
             std::thread::spawn(move || {
-                let (mut refiner, started) = (refiner, web_time::Instant::now());
-                let mut end = Ok(false);
-                for _ in 0..steps {
-                    match step(&mut refiner, &token) {
-                        Ok(Some(report)) => {
-                            let _ = tx.send(Msg::Step(report));
-                        }
-                        Ok(None) => break,
-                        Err(e) => {
-                            end = e;
-                            break;
-                        }
-                    }
-                }
-                let done = end.and_then(|cancelled| outputs(&refiner, started.elapsed().as_secs_f64(), cancelled || token.is_cancelled()));
-                let _ = tx.send(Msg::Done(Box::new((refiner, done))));
+                let started = web_time::Instant::now();
+                let refiner = match refiner.map(Ok).unwrap_or_else(|| Refiner::new(experiment, options)) {
+                    Ok(r) => r,
+                    Err(e) => return drop(tx.send(Msg::Done(None, Err(e.to_string())))),
+                };
+                let (refiner, done) = run_steps(refiner, steps, &token, &tx, started);
+                let _ = tx.send(Msg::Done(Some(Box::new(refiner)), done));
             });
             self.run = Some(Run::Thread { rx, cancel });
         }
@@ -179,7 +178,8 @@ impl RefineState {
         match &self.run {
             #[cfg(not(target_arch = "wasm32"))]
             Some(Run::Thread { cancel, .. }) => cancel.cancel(),
-            Some(Run::Stepped { cancel, .. }) => cancel.cancel(),
+            #[cfg(target_arch = "wasm32")]
+            Some(Run::Worker(run)) => run.cancel(),
             None => {}
         }
     }
@@ -196,10 +196,10 @@ impl RefineState {
 
     /// Whether an experiment is open.
     pub fn has_experiment(&self) -> bool {
-        self.refiner.is_some() || self.run.is_some()
+        self.experiment.is_some()
     }
 
-    /// Takes step reports and finished runs (natively), or runs one step (browser); opens picked files.
+    /// Takes progress and finished runs; opens picked files.
     pub fn poll(&mut self) {
         self.poll_picked();
         match self.run.take() {
@@ -208,35 +208,25 @@ impl RefineState {
                 let mut finished = None;
                 while let Ok(msg) = rx.try_recv() {
                     match msg {
-                        Msg::Step(report) => self.history.push(report),
-                        Msg::Done(boxed) => finished = Some(*boxed),
+                        Msg::Step(p) => self.history.push(p),
+                        Msg::Done(refiner, done) => finished = Some((refiner, done)),
                     }
                 }
                 match finished {
                     Some((refiner, done)) => {
-                        self.refiner = Some(refiner);
+                        self.refiner = refiner.map(|r| *r);
                         self.take_outputs(done);
                     }
                     None if matches!(rx.try_recv(), Err(mpsc::TryRecvError::Disconnected)) => self.error = Some("the refinement thread stopped".to_owned()),
                     None => self.run = Some(Run::Thread { rx, cancel }),
                 }
             }
-            Some(Run::Stepped { cancel, steps_left, started }) => {
-                let Some(refiner) = self.refiner.as_mut() else { return };
-                let next = if steps_left == 0 || cancel.is_cancelled() { Err(Ok(cancel.is_cancelled())) } else { step(refiner, &cancel) };
-                match next {
-                    Ok(Some(report)) => {
-                        self.history.push(report);
-                        self.run = Some(Run::Stepped { cancel, steps_left: steps_left - 1, started });
-                    }
-                    Ok(None) => {
-                        let done = outputs(refiner, started.elapsed().as_secs_f64(), false);
-                        self.take_outputs(done);
-                    }
-                    Err(end) => {
-                        let done = end.and_then(|cancelled| outputs(refiner, started.elapsed().as_secs_f64(), cancelled));
-                        self.take_outputs(done);
-                    }
+            #[cfg(target_arch = "wasm32")]
+            Some(Run::Worker(run)) => {
+                self.history.extend(run.take_progress());
+                match run.poll() {
+                    Some(done) => self.take_outputs(done),
+                    None => self.run = Some(Run::Worker(run)),
                 }
             }
             None => {}
@@ -245,7 +235,10 @@ impl RefineState {
 
     fn take_outputs(&mut self, done: Result<Outputs, String>) {
         match done {
-            Ok(outputs) => self.outputs = Some(outputs),
+            Ok(outputs) => {
+                self.frame = self.frame.filter(|f| outputs.frames.contains_key(f)).or_else(|| outputs.frames.keys().next().copied());
+                self.outputs = Some(outputs);
+            }
             Err(e) => self.error = Some(e),
         }
     }
@@ -284,14 +277,41 @@ impl RefineState {
     pub fn status_json(&self) -> serde_json::Value {
         let last = self.history.last();
         let result = self.outputs.as_ref().map(|o| {
-            let r = &o.finished.result;
+            let r = &o.result;
             serde_json::json!({"wR2": r.wr2, "startWR2": r.start.wr2, "iterations": r.iterations, "stop": r.stop, "cancelled": o.cancelled,
-                "parameters": r.parameters.len(), "frames": r.per_frame.len(), "refinedCif": o.refined_cif.is_ok()})
+                "parameters": r.parameters.len(), "frames": r.per_frame.len(), "refinedCif": o.refined_cif.is_ok(), "optimizer": r.optimizer})
         });
         serde_json::json!({
             "experiment": self.name, "running": self.is_running(), "error": self.error, "steps": self.history.len(),
             "iteration": last.map(|r| r.iteration), "wR2": last.map(|r| r.wr2), "wR2History": self.history.iter().map(|r| r.wr2).collect::<Vec<_>>(),
-            "result": result,
+            "frame": self.frame, "result": result,
         })
     }
+}
+
+/// Runs at most `steps` iterations of `refiner` on this (native) thread, sending each report,
+/// and finishes it.
+#[cfg(not(target_arch = "wasm32"))]
+fn run_steps(mut refiner: Refiner, steps: usize, cancel: &CancelToken, tx: &mpsc::Sender<Msg>, started: web_time::Instant) -> (Refiner, Result<Outputs, String>) {
+    let mut end = Ok(false);
+    for _ in 0..steps {
+        if refiner.is_done() {
+            break;
+        }
+        match refiner.step(cancel) {
+            Ok(report) => {
+                let _ = tx.send(Msg::Step(Progress::from(&report)));
+            }
+            Err(RefineError::Cancelled) => {
+                end = Ok(true);
+                break;
+            }
+            Err(e) => {
+                end = Err(e.to_string());
+                break;
+            }
+        }
+    }
+    let done = end.and_then(|cancelled| Outputs::from_refiner(&refiner, started.elapsed().as_secs_f64(), cancelled || cancel.is_cancelled()));
+    (refiner, done)
 }

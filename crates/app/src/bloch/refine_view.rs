@@ -1,6 +1,7 @@
 //! The Refine page: open an experiment (a folder path on the desktop; the YAML, `.cif_pets` and
-//! CIF picked together in the browser), Run / Cancel with progress (iteration, wR2), wR2 per
-//! iteration and per frame, the parameter table ± σ, and the refined CIF / result JSON exports.
+//! CIF picked together in the browser), the optimiser, Run / Cancel / Resume with progress
+//! (iteration, wR2), wR2 per iteration and per frame, the parameter table ± σ, the frame browser
+//! (observed vs calculated) and the refined CIF / result JSON / CSV exports.
 
 use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints};
 
@@ -28,6 +29,7 @@ pub fn ui(state: &mut RefineState, ui: &mut egui::Ui) {
             let _ = state.start(steps);
         }
         ui.add(egui::DragValue::new(&mut state.steps_per_run).range(1..=1000).prefix("steps ≤ "));
+        optimizer(state, ui);
         if ui.add_enabled(state.is_running(), egui::Button::new("Cancel")).clicked() {
             state.cancel();
         }
@@ -35,19 +37,36 @@ pub fn ui(state: &mut RefineState, ui: &mut egui::Ui) {
             ui.spinner();
         }
         match state.history.last() {
-            Some(r) => ui.label(format!("iteration {} · wR2 {:.5} · λ {:.2e} · {} evaluations{}", r.iteration, r.wr2, r.lambda, r.evaluations, if state.is_running() { " · refining…" } else { "" })),
+            Some(r) => {
+                let lambda = r.lambda.map(|l| format!(" · λ {l:.2e}")).unwrap_or_default();
+                ui.label(format!("iteration {} · wR2 {:.5}{lambda} · {} evaluations{}", r.iteration, r.wr2, r.evaluations, if state.is_running() { " · refining…" } else { "" }))
+            }
             None if state.is_running() => ui.label("refining… (first iteration)"),
             None => ui.label("not started"),
         };
     });
     if let Some(o) = &state.outputs {
-        let r = &o.finished.result;
+        let r = &o.result;
         ui.label(format!("wR2 {:.5} (start {:.5}) · R_obs {:.5} · {} iterations · stop: {}{}", r.wr2, r.start.wr2, r.r_obs, r.iterations, r.stop, if o.cancelled { " (cancelled)" } else { "" }));
         exports(state, ui);
     }
     ui.columns(2, |cols| {
         plots(state, &mut cols[0]);
         parameters(state, &mut cols[1]);
+    });
+    ui.separator();
+    super::frames_view::ui(state, ui);
+}
+
+/// The optimiser picker: fixed once the experiment has run (a resume continues the same run).
+fn optimizer(state: &mut RefineState, ui: &mut egui::Ui) {
+    use scatterlab_bloch::refine::Optimizer;
+    ui.add_enabled_ui(state.history.is_empty() && !state.is_running(), |ui| {
+        egui::ComboBox::from_id_salt("bloch optimizer").selected_text(state.optimizer.name()).show_ui(ui, |ui| {
+            for (o, what) in [(Optimizer::Lm, "Levenberg–Marquardt (χ², s.u.)"), (Optimizer::Adam, "Adam (diffBloch's run)"), (Optimizer::Lbfgs, "L-BFGS (mean wR2)")] {
+                ui.selectable_value(&mut state.optimizer, o, format!("{} — {what}", o.name()));
+            }
+        });
     });
 }
 
@@ -90,8 +109,7 @@ fn exports(state: &mut RefineState, ui: &mut egui::Ui) {
             message = Some(super::files::save(&state.export_dir, "result.json", o.result_json.as_bytes(), "application/json"));
         }
         if ui.button("Export obs vs calc CSV").clicked() {
-            let csv = scatterlab_bloch::refine::observed_vs_calculated_csv(&o.finished.evaluation);
-            message = Some(super::files::save(&state.export_dir, "observed_vs_calculated.csv", csv.as_bytes(), "text/csv"));
+            message = Some(super::files::save(&state.export_dir, "observed_vs_calculated.csv", o.csv.as_bytes(), "text/csv"));
         }
         if message.is_some() {
             state.message = message;
@@ -116,7 +134,7 @@ fn plots(state: &RefineState, ui: &mut egui::Ui) {
         ui.weak("after a run");
         return;
     };
-    let bars: Vec<Bar> = o.finished.result.per_frame.iter().map(|f| Bar::new(f.id as f64, f.wr2).width(0.8)).collect();
+    let bars: Vec<Bar> = o.result.per_frame.iter().map(|f| Bar::new(f.id as f64, f.wr2).width(0.8)).collect();
     Plot::new("bloch wr2 per frame").height(180.0).show(ui, |p| {
         p.bar_chart(BarChart::new("wR2 per frame", bars));
     });
@@ -128,7 +146,7 @@ fn parameters(state: &RefineState, ui: &mut egui::Ui) {
         ui.weak("after a run");
         return;
     };
-    let r = &o.finished.result;
+    let r = &o.result;
     egui::ScrollArea::vertical().id_salt("bloch params").max_height(360.0).show(ui, |ui| {
         egui::Grid::new("bloch params grid").striped(true).show(ui, |ui| {
             for name in &r.parameter_order {

@@ -1,15 +1,14 @@
-//! Web build: every fit runs in the npm package's Web Worker (`dist/worker.js`, the protocol of
+//! Web build: every fit runs in the npm package's Web Worker (through `crate::worker_client`; the protocol of
 //! `web/src/protocol.ts`), so the egui thread never computes a generation and the page stays
 //! responsive whatever the fit does. One worker per device is started on first use and kept; its
 //! engine (`Scatterlab.create(device)` inside the worker: CPU f64 or WebGPU f32) is what the
 //! result's `engine` names. A cancel is posted as the protocol's `cancel` message when the next
 //! progress message arrives (the worker sends one per DE generation and sampler step).
 
-use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::cell::Cell;
 use std::rc::Rc;
 
-use js_sys::{Function, Object, Promise, Reflect};
+use js_sys::{Object, Reflect};
 use scatterlab_core::CancelToken;
 use scatterlab_refl::fit::{Objective, ObjectiveOptions};
 use scatterlab_refl::Engine;
@@ -20,201 +19,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::worker_protocol::{fit_options, fit_result, progress};
 use super::{FitRequest, FitResult, ProgressSink};
 use crate::compute_job::{self, run_if_ready, Job};
-use crate::Device;
-
-/// The worker script and the wasm it loads, relative to the page (index.html sits beside `dist/`).
-const WORKER_PATH: &str = "dist/worker.js";
-const WASM_PATH: &str = "dist/pkg/scatterlab_web_bg.wasm";
-
-/// What a fit does with each of its progress messages.
-type ProgressFn = Box<dyn Fn(&JsValue)>;
-
-/// A request in flight: how to settle it and where its progress goes.
-struct Pending {
-    resolve: Function,
-    reject: Function,
-    on_progress: Option<ProgressFn>,
-}
-
-/// One started worker with its engine handle.
-struct FitWorker {
-    worker: web_sys::Worker,
-    pending: Rc<RefCell<HashMap<u32, Pending>>>,
-    next_id: Cell<u32>,
-    /// The `init` request's promise (awaited by every fit; a failure drops the worker).
-    init: Promise,
-    _on_message: Closure<dyn FnMut(web_sys::MessageEvent)>,
-    _on_error: Closure<dyn FnMut(web_sys::ErrorEvent)>,
-}
-
-thread_local! {
-    static WORKERS: RefCell<Vec<(Device, Rc<FitWorker>)>> = const { RefCell::new(Vec::new()) };
-}
-
-fn js_error(e: &JsValue) -> String {
-    e.as_string()
-        .or_else(|| {
-            e.dyn_ref::<js_sys::Error>()
-                .map(|e| String::from(e.message()))
-        })
-        .unwrap_or_else(|| format!("{e:?}"))
-}
-
-fn page_url(path: &str) -> Result<String, String> {
-    let base = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.base_uri().ok().flatten())
-        .ok_or("no document base URL (not running in a page?)")?;
-    web_sys::Url::new_with_base(path, &base)
-        .map(|u| u.href())
-        .map_err(|e| js_error(&e))
-}
-
-impl FitWorker {
-    fn start(device: Device) -> Result<FitWorker, String> {
-        let url = page_url(WORKER_PATH)?;
-        let options = web_sys::WorkerOptions::new();
-        options.set_type(web_sys::WorkerType::Module);
-        options.set_name("scatterlab fit");
-        let worker = web_sys::Worker::new_with_options(&url, &options)
-            .map_err(|e| format!("cannot start the fit worker {url}: {}", js_error(&e)))?;
-        let pending: Rc<RefCell<HashMap<u32, Pending>>> = Rc::default();
-        let on_message = {
-            let pending = pending.clone();
-            Closure::<dyn FnMut(_)>::new(move |event: web_sys::MessageEvent| {
-                dispatch(&pending, &event.data())
-            })
-        };
-        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-        let on_error = {
-            let (pending, url) = (pending.clone(), url.clone());
-            Closure::<dyn FnMut(_)>::new(move |event: web_sys::ErrorEvent| {
-                let why = JsValue::from_str(&format!(
-                    "the fit worker {url} failed: {} (was scripts/build-web.sh run?)",
-                    event.message()
-                ));
-                for (_, p) in pending.borrow_mut().drain() {
-                    let _ = p.reject.call1(&JsValue::NULL, &why);
-                }
-            })
-        };
-        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        let mut this = FitWorker {
-            worker,
-            pending,
-            next_id: Cell::new(1),
-            init: Promise::resolve(&JsValue::NULL),
-            _on_message: on_message,
-            _on_error: on_error,
-        };
-        let init = Object::new();
-        let device_name = match device {
-            Device::Cpu => "cpu",
-            Device::Gpu => "gpu",
-        };
-        set(&init, "op", &"init".into());
-        set(&init, "device", &device_name.into());
-        set(&init, "wasmUrl", &page_url(WASM_PATH)?.into());
-        this.init = this.request(init, None)?;
-        Ok(this)
-    }
-
-    /// Posts `message` with a fresh id; the promise settles with the worker's answer.
-    fn request(&self, message: Object, on_progress: Option<ProgressFn>) -> Result<Promise, String> {
-        let id = self.next_id.get();
-        self.next_id.set(id + 1);
-        set(&message, "id", &id.into());
-        let pending = self.pending.clone();
-        let promise = Promise::new(&mut |resolve, reject| {
-            pending.borrow_mut().insert(
-                id,
-                Pending {
-                    resolve,
-                    reject,
-                    on_progress: None,
-                },
-            );
-        });
-        if let Some(p) = self.pending.borrow_mut().get_mut(&id) {
-            p.on_progress = on_progress;
-        }
-        self.worker
-            .post_message(&message)
-            .map_err(|e| format!("cannot post to the fit worker: {}", js_error(&e)))?;
-        Ok(promise)
-    }
-
-    fn cancel(&self, id: u32) {
-        let message = Object::new();
-        set(&message, "op", &"cancel".into());
-        set(&message, "id", &id.into());
-        let _ = self.worker.post_message(&message);
-    }
-}
-
-fn set(o: &Object, k: &str, v: &JsValue) {
-    let _ = Reflect::set(o, &k.into(), v);
-}
-
-fn get(o: &JsValue, k: &str) -> JsValue {
-    Reflect::get(o, &k.into()).unwrap_or(JsValue::UNDEFINED)
-}
-
-/// Routes one worker message: progress to its fit, a response to its promise.
-fn dispatch(pending: &Rc<RefCell<HashMap<u32, Pending>>>, data: &JsValue) {
-    let Some(id) = get(data, "id").as_f64().map(|v| v as u32) else {
-        return;
-    };
-    let progress = get(data, "progress");
-    if !progress.is_undefined() {
-        // Taken out while it runs: the callback may post a cancel, which borrows nothing here.
-        let callback = pending
-            .borrow_mut()
-            .get_mut(&id)
-            .and_then(|p| p.on_progress.take());
-        if let Some(f) = callback {
-            f(&progress);
-            if let Some(p) = pending.borrow_mut().get_mut(&id) {
-                p.on_progress = Some(f);
-            }
-        }
-        return;
-    }
-    let Some(p) = pending.borrow_mut().remove(&id) else {
-        return;
-    };
-    if get(data, "ok").is_truthy() {
-        let _ = p.resolve.call1(&JsValue::NULL, &get(data, "result"));
-    } else {
-        let _ = p.reject.call1(&JsValue::NULL, &get(data, "error"));
-    }
-}
-
-/// The started worker of `device`, starting it if needed.
-fn worker_for(device: Device) -> Result<Rc<FitWorker>, String> {
-    if let Some(w) = WORKERS.with(|ws| {
-        ws.borrow()
-            .iter()
-            .find(|(d, _)| *d == device)
-            .map(|(_, w)| w.clone())
-    }) {
-        return Ok(w);
-    }
-    let w = Rc::new(FitWorker::start(device)?);
-    WORKERS.with(|ws| ws.borrow_mut().push((device, w.clone())));
-    Ok(w)
-}
-
-fn forget_worker(device: Device) {
-    WORKERS.with(|ws| {
-        ws.borrow_mut().retain(|(d, w)| {
-            if *d == device {
-                w.worker.terminate();
-            }
-            *d != device
-        })
-    });
-}
+use crate::worker_client::{get, js_error, ready, set, ProgressFn};
 
 /// Starts `request` in the worker of its device; progress goes to `sink`, `cancel` stops it.
 pub fn spawn(
@@ -246,12 +51,7 @@ async fn run(
         .and_then(|r| r.ok())
         .and_then(|v| v.first().copied())
         .unwrap_or(f64::NAN);
-    let device = request.settings.device;
-    let worker = worker_for(device)?;
-    if let Err(e) = JsFuture::from(worker.init.clone()).await {
-        forget_worker(device);
-        return Err(js_error(&e));
-    }
+    let worker = ready(request.settings.device).await?;
     let (model, fit) = fit_options(&request)?;
     let message = Object::new();
     set(&message, "op", &"fit".into());
@@ -259,7 +59,7 @@ async fn run(
     let fit_js = js_sys::JSON::parse(&fit.to_string()).map_err(|e| js_error(&e))?;
     set(&message, "options", &fit_js);
     // The id `request` is about to give this fit (ids are handed out in order, on this thread only).
-    let id = worker.next_id.get();
+    let id = worker.next_id();
     let cancel_sent = Rc::new(Cell::new(false));
     let on_progress: ProgressFn = {
         let (worker, cancel, sent, repaint) = (

@@ -67,6 +67,17 @@ impl Default for LmOptions {
     }
 }
 
+impl LmOptions {
+    /// The options `scatterlab bloch refine` runs `config`'s experiment with: `optimizer`, at
+    /// most `max_iterations` (default: 50, or the YAML's `refinement.steps` epochs for Adam),
+    /// the YAML's learning rate; the rest the defaults.
+    pub fn for_experiment(config: &super::ExperimentConfig, optimizer: Optimizer, max_iterations: Option<usize>) -> Self {
+        let defaults = Self::default();
+        let max_iterations = max_iterations.unwrap_or(if optimizer == Optimizer::Adam { config.refinement.steps } else { defaults.max_iterations });
+        Self { optimizer, max_iterations, learning_rate: config.refinement.lr, ..defaults }
+    }
+}
+
 /// Why a run stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]

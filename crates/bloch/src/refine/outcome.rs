@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::output::{u_equivalent, SiteUncertainty};
 use super::problem::{Problem, State};
@@ -15,7 +15,7 @@ use crate::crystal::{element_symbol, AsymmetricUnit, Displacement};
 use crate::gradient::Param;
 
 /// One parameter's value and standard error.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ParamValue {
     /// Its value: the coordinate, U (Å²), occupancy or thickness (Å) it names; for a
     /// combination of axes (`d0`, …) and for orientation corrections (rad) the accumulated step.
@@ -25,7 +25,7 @@ pub struct ParamValue {
 }
 
 /// One frame's agreement.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct FrameSummary {
     /// PETS frame id.
     pub id: i64,
@@ -42,7 +42,7 @@ pub struct FrameSummary {
 }
 
 /// One refined atom.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AtomSummary {
     /// Site label.
     pub label: String,
@@ -60,7 +60,7 @@ pub struct AtomSummary {
 }
 
 /// Agreement at one point.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Agreement {
     /// Mean per-frame wR2.
     #[serde(rename = "wR2")]
@@ -71,7 +71,7 @@ pub struct Agreement {
 }
 
 /// `result.json`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RefineResult {
     /// Mean per-frame wR2 of the refined model (diffBloch's metric).
     #[serde(rename = "wR2")]
@@ -112,7 +112,7 @@ pub struct RefineResult {
 }
 
 /// The run's state after one taken iteration.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct HistoryPoint {
     /// Taken iterations so far.
     pub iteration: usize,

@@ -69,7 +69,7 @@ impl State {
 }
 
 /// What the least-squares problem minimises.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Objective {
     /// χ² with the file's σ (w = 1/σ), each frame at its optimal scale.
