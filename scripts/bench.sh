@@ -57,6 +57,11 @@ if [ -f dist/pkg/scatterlab_web.js ]; then
 fi
 # The 4D-STEM fused pass (dev_medium in memory) vs the plain-sum bandwidth, the GPU twin, numpy and py4DSTEM (goal >= 70 %).
 cargo run --release -q -p scatterlab-benches --bin stem_reduce_bench || echo "bench: STEM reduce benchmark failed"
+# SSB ptychography (issue 19) on dev_medium: reconstruction with known aberrations (CPU one thread, GPU), the
+# full aberration fit (CPU all cores, GPU losses), py4DSTEM's SSB (the py4DSTEM venv above) on the same frames;
+# goals ≤ 0.2 s / ≤ 30 s, ratios to py4DSTEM and to quantem's recorded CUDA fit. ~5 min on 2 cores with
+# lavapipe (py4DSTEM ~2 min, the GPU fit ~2.5 min; SCATTERLAB_SSB_BENCH_GPU_FIT=0 skips the GPU fit).
+SCATTERLAB_PY4DSTEM_PYTHON="$p4venv/bin/python" cargo run --release -q -p scatterlab-benches --bin ssb_bench || echo "bench: SSB benchmark failed"
 # Bloch waves vs diffBloch (quartz rotation, borane-sized frame; one thread; goal >= 5x): diffBloch in its own Python >= 3.12 venv.
 dbvenv="$HOME/.cache/scatterlab/diffbloch-venv"
 if [ ! -x "$dbvenv/bin/python" ]; then

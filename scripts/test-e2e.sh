@@ -8,7 +8,8 @@
 #   tests/e2e/fit.mjs      fitting in the package's worker: progress, seeded result, cancel, resume, polish
 #   tests/e2e/app_fit.mjs  the app's Fit tab through its widgets: file dialog, fit in the worker, downloads, cancel, MCMC
 #   tests/e2e/h5.mjs       HDF5 / 4D-STEM Files in the package's worker: stemInfo, tree, frames, stream sums, cancel, missing file, ssb
-#   tests/e2e/bloch.mjs    Bloch-wave simulation and refinement in the package's worker: shapes, progress, cancel, named errors
+#   tests/e2e/bloch.mjs    Bloch-wave simulation and refinement in the package's worker: shapes, progress, cancel, named errors,
+#                          reference.json cases on CPU and WebGPU, a 100-tilt ~300-beam rocking sweep without main-thread long tasks
 # Screenshots land in tests/e2e/out/ (git-ignored).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,4 +2,5 @@
 
 pub mod bloch_frames;
 pub mod refl_shape;
+pub mod ssb_quality;
 pub mod timing;

@@ -2,7 +2,7 @@
 // never run. scripts/build-web.sh runs `tsc -p web/check` after bundling.
 import { Scatterlab, type FitProgress, type FitResult, type ReflectivityResult, type StackColumns } from "scatterlab";
 import type { H5FrameBatch, H5Files, H5Pixels, H5StreamResult, H5Tree, SsbResult, StemInfo } from "scatterlab";
-import type { BlochRefineProgress, BlochRefineResult, BlochRefineResultJson, BlochSimulation } from "scatterlab";
+import type { BlochCaseResult, BlochDevice, BlochRefineProgress, BlochRefineResult, BlochRefineResultJson, BlochRocking, BlochRockingProgress, BlochSimulation } from "scatterlab";
 import initWasm, { H5Session, Scatterlab as WasmScatterlab } from "scatterlab/pkg";
 
 export async function example(): Promise<number> {
@@ -59,8 +59,20 @@ export async function blochExample(lab: Scatterlab, cif: string, picked: FileLis
   const sim: BlochSimulation = await lab.blochSimulate(cif, { kv: 200, zone: [0, 0, 1], thicknesses: new Float64Array([100, 200]), gMax: 1.2, solver: "eigen", tilt: [0.1, 0] });
   const hkl: Int32Array = sim.hkl;
   const row: Float64Array = sim.intensities.subarray(sim.nBeams, 2 * sim.nBeams);
-  // @ts-expect-error: the solver is "eigen" | "expm" only.
-  await lab.blochSimulate(cif, { kv: 200, zone: [0, 0, 1], thicknesses: [100], solver: "taylor" });
+  // @ts-expect-error: the solver is "eigen" | "expm" | "taylor" only.
+  await lab.blochSimulate(cif, { kv: 200, zone: [0, 0, 1], thicknesses: [100], solver: "lu" });
+  const onGpu: BlochSimulation = await lab.blochSimulate(cif, { kv: 200, zone: [0, 0, 1], thicknesses: [100], device: "gpu", solver: "taylor" });
+  const ran: BlochDevice = onGpu.device;
+  // @ts-expect-error: the device is "cpu" | "gpu" only.
+  await lab.blochSimulate(cif, { kv: 200, zone: [0, 0, 1], thicknesses: [100], device: "tpu" });
+  const cases: BlochCaseResult[] = await lab.blochSimulateCases("{…}", { device: "gpu", ids: ["Si-200kV-00"] });
+  const firstCase = cases[0];
+  const caseBeams = firstCase !== undefined && firstCase.error === undefined ? firstCase.hkl.length / 3 + firstCase.intensities[0]! : 0;
+  const rockingSeen: BlochRockingProgress[] = [];
+  const rocking: BlochRocking = await lab.blochRocking(cif, { kv: 200, zone: [0, 0, 1], thicknesses: [300], tilts: { axis: "y", fromDeg: -1, toDeg: 1, n: 21 } }, (p) => rockingSeen.push(p), new AbortController().signal);
+  const listed: BlochRocking = await lab.blochRocking(cif, { kv: 200, zone: [0, 0, 1], thicknesses: [300], device: "gpu", tilts: { anglesDeg: new Float64Array([0, 0.5]) } });
+  // @ts-expect-error: a sweep is required.
+  await lab.blochRocking(cif, { kv: 200, zone: [0, 0, 1], thicknesses: [300] });
   // @ts-expect-error: kv, zone and thicknesses are required.
   await lab.blochSimulate(cif, { kv: 200 });
   const controller = new AbortController();
@@ -71,7 +83,11 @@ export async function blochExample(lab: Scatterlab, cif: string, picked: FileLis
   // @ts-expect-error: the optimiser is "lm" | "adam" | "lbfgs" only.
   await lab.blochRefine({}, { optimizer: "sgd" });
   const raw = await WasmScatterlab.create("cpu");
-  const rawSim = raw.blochSimulate(cif, { kv: 300, zone: [1, 1, 0], thicknesses: [50] });
+  const rawSim = await raw.blochSimulate(cif, { kv: 300, zone: [1, 1, 0], thicknesses: [50] });
+  const rawCases = await raw.blochSimulateCases("{…}", { ids: ["urea-300kV-11"] });
+  const rawRocking = await raw.blochRocking(cif, { kv: 300, zone: [1, 1, 0], thicknesses: [50], tilts: { fromDeg: 0, toDeg: 1, n: 3 } }, (p) => p.done / p.total, null);
   const rawRefine = await raw.blochRefine({ "experiment.yaml": "…" }, { maxIterations: 1 }, (p) => p.wR2, new AbortController().signal);
-  return hkl.length + row.length + seen.length + json.wR2 + fromTexts.refinedCif.length + refined.csv.length + rawSim.nBeams + rawRefine.result.iterations + (refined.cancelled ? 1 : 0);
+  return hkl.length + row.length + seen.length + json.wR2 + fromTexts.refinedCif.length + refined.csv.length + rawSim.nBeams + rawRefine.result.iterations + (refined.cancelled ? 1 : 0)
+    + (ran === "gpu" ? 1 : 0) + caseBeams + rockingSeen.length + rocking.intensities[rocking.nTilts * rocking.thicknesses.length * rocking.nBeams - 1]! + listed.tilts.length
+    + rawCases.length + rawRocking.nTilts + (rawRocking.cancelled ? 1 : 0) + rocking.backend.length;
 }

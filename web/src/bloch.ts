@@ -1,13 +1,27 @@
 /**
- * Bloch-wave electron diffraction in the package's worker (CPU f64, whatever the device):
- * {@link Scatterlab.blochSimulate} runs one static zone-axis case as `scatterlab bloch simulate
- * --cif … --kv … --zone … --thickness …` does; {@link Scatterlab.blochRefine} refines a diffBloch
- * experiment as `scatterlab bloch refine` does, one iteration per worker turn (progress, cancel).
+ * Bloch-wave electron diffraction in the package's worker:
+ * - {@link Scatterlab.blochSimulate} runs one static zone-axis case as `scatterlab bloch simulate
+ *   --cif … --kv … --zone … --thickness …` does;
+ * - {@link Scatterlab.blochSimulateCases} runs the cases of a cases file (the CLI's
+ *   `scatterlab bloch simulate <cases.json>` format, e.g. the fixture's `reference.json` with its
+ *   explicit orientation matrices), picked by id;
+ * - {@link Scatterlab.blochRocking} runs a tilt series of the zone-axis case (each tilt its own
+ *   static case, one tilt per worker turn: progress, cancel), on the union of the tilts' beams;
+ * - {@link Scatterlab.blochRefine} refines a diffBloch experiment as `scatterlab bloch refine`
+ *   does, one iteration per worker turn (progress, cancel).
+ *
+ * Simulations run on `options.device`: `"cpu"` (f64, the default whatever the instance's device)
+ * or `"gpu"` (the f32 WGSL kernel on the worker's WebGPU device, Taylor propagation). It is never
+ * substituted: without a WebGPU adapter a `"gpu"` call rejects with an error naming device
+ * "gpu". Every result's `device` says what ran. Refinement runs on the CPU.
  *
  * ```ts
  * const sim = await lab.blochSimulate(cifText, { kv: 200, zone: [0, 0, 1], thicknesses: [100, 200] });
  * const I = sim.intensities.subarray(1 * sim.nBeams, 2 * sim.nBeams);    // the 200 Å row
+ * const [si] = await lab.blochSimulateCases(referenceJsonText, { device: "gpu", ids: ["Si-200kV-00"] });
  * const controller = new AbortController();
+ * const rocking = await lab.blochRocking(cifText, { kv: 200, zone: [0, 0, 1], thicknesses: [300],
+ *   tilts: { axis: "x", fromDeg: -1, toDeg: 1, n: 41 } }, (p) => console.log(p.done, p.total), controller.signal);
  * const { result, refinedCif } = await lab.blochRefine(input.files, { maxIterations: 10 },
  *   (p) => console.log(p.iteration, p.wR2), controller.signal);
  * ```
@@ -15,8 +29,21 @@
  */
 import type { Scatterlab } from "./index.js";
 
-/** The propagator: `"expm"` (default, any case) or `"eigen"` (one decomposition for all thicknesses; no absorption). */
-export type BlochSolver = "eigen" | "expm";
+/** The propagator: on the CPU `"expm"` (default, any case) or `"eigen"` (one decomposition for all thicknesses; no absorption); on the GPU `"taylor"` (f32, its only one). */
+export type BlochSolver = "eigen" | "expm" | "taylor";
+
+/** Where a simulation runs: `"cpu"` (f64, the default) or `"gpu"` (f32 WGSL on the worker's WebGPU device; never substituted). */
+export type BlochDevice = "cpu" | "gpu";
+
+/** What ran a simulation: its device, propagator and backend in words (`"cpu f64"`, or the adapter). */
+export interface BlochEngineInfo {
+  /** The device that ran it. */
+  device: BlochDevice;
+  /** The propagator that ran. */
+  solver: BlochSolver;
+  /** `"cpu f64"`, or the GPU adapter and wgpu backend. */
+  backend: string;
+}
 
 /** Options of {@link Scatterlab.blochSimulate}. NaN, ∞, a wrong type or an unknown key rejects naming the option. */
 export interface BlochSimulateOptions {
@@ -30,7 +57,9 @@ export interface BlochSimulateOptions {
   gMax?: number;
   /** Excitation-error radius |Sg| ≤ sgMax, Å⁻¹ (default 0.04). */
   sgMax?: number;
-  /** The propagator (default `"expm"`, the CLI's CPU default). */
+  /** Where it runs (default `"cpu"`, whatever the instance's device). */
+  device?: BlochDevice;
+  /** The propagator: the device's default (`"expm"` on the CPU, `"taylor"` on the GPU); one the device cannot run rejects. */
   solver?: BlochSolver;
   /** Tilts [tx, ty] in degrees about lab x then y (default [0, 0]). */
   tilt?: [number, number];
@@ -43,7 +72,7 @@ export interface BlochSimulateOptions {
 }
 
 /** Result of {@link Scatterlab.blochSimulate} (its arrays transferred: yours to keep). */
-export interface BlochSimulation {
+export interface BlochSimulation extends BlochEngineInfo {
   /** Case id, `{name}-{kv}kV-[u,v,w]`. */
   id: string;
   /** Beams (h, k, l), `nBeams` × 3 row-major, sorted by (h, k, l). */
@@ -56,10 +85,87 @@ export interface BlochSimulation {
   gXY: Float64Array;
   /** Number of beams. */
   nBeams: number;
-  /** The propagator that ran. */
-  solver: BlochSolver;
-  /** Always `"cpu"` (f64). */
-  device: "cpu";
+  /** Wall time, s. */
+  seconds: number;
+}
+
+/** Options of {@link Scatterlab.blochSimulateCases}; every field is optional. */
+export interface BlochCasesOptions {
+  /** Where the cases run (default `"cpu"`). */
+  device?: BlochDevice;
+  /** The propagator (the device's default: `"expm"` on the CPU, `"taylor"` on the GPU). */
+  solver?: BlochSolver;
+  /** The ids of the cases to run, in this order (default: every case of the file). An unknown id rejects naming it. */
+  ids?: string[];
+}
+
+/** One case of {@link Scatterlab.blochSimulateCases} that ran (its arrays transferred). */
+export interface BlochCaseIntensities extends BlochEngineInfo {
+  /** The case id. */
+  id: string;
+  /** Beams (h, k, l), `nBeams` × 3 row-major, sorted by (h, k, l) (rocking cases: the union over tilts). */
+  hkl: Int32Array;
+  /** Intensities, thickness-major: `intensities[t * nBeams + j]`. */
+  intensities: Float64Array;
+  /** The case's thicknesses, Å. */
+  thicknesses: Float64Array;
+  /** Number of beams. */
+  nBeams: number;
+  error?: undefined;
+}
+
+/** One case of {@link Scatterlab.blochSimulateCases} that failed (the others still ran). */
+export interface BlochCaseError {
+  /** The case id. */
+  id: string;
+  /** Why it failed, naming the object at fault. */
+  error: string;
+}
+
+/** One case's answer: its intensities, or its error. */
+export type BlochCaseResult = BlochCaseIntensities | BlochCaseError;
+
+/** The tilt offsets of {@link Scatterlab.blochRocking}, degrees, added to `tilt` on one axis (default `"x"`). */
+export type BlochTiltSweep =
+  | { axis?: "x" | "y"; fromDeg: number; toDeg: number; n: number }
+  | { axis?: "x" | "y"; anglesDeg: ArrayLike<number> };
+
+/** Options of {@link Scatterlab.blochRocking}: {@link BlochSimulateOptions} and the sweep. */
+export interface BlochRockingOptions extends BlochSimulateOptions {
+  /** The tilt offsets: `n` evenly from `fromDeg` to `toDeg` (both included), or the listed `anglesDeg`. */
+  tilts: BlochTiltSweep;
+}
+
+/** A progress report of {@link Scatterlab.blochRocking}, after every tilt. */
+export interface BlochRockingProgress {
+  /** Tilts solved so far. */
+  done: number;
+  /** Tilts in the sweep. */
+  total: number;
+  /** Seconds since the call started. */
+  seconds: number;
+}
+
+/** Result of {@link Scatterlab.blochRocking} (its arrays transferred). */
+export interface BlochRocking extends BlochEngineInfo {
+  /** Case id at zero offset, `{name}-{kv}kV-[u,v,w]`. */
+  id: string;
+  /** The union of the tilts' beams (h, k, l), `nBeams` × 3 row-major, sorted by (h, k, l). */
+  hkl: Int32Array;
+  /** Intensities `[tilt][thickness][beam]`: `intensities[(i * thicknesses.length + t) * nBeams + j]`; 0 where beam j is not in tilt i's set. */
+  intensities: Float64Array;
+  /** The offsets solved, degrees (all of the sweep's unless cancelled). */
+  tilts: Float64Array;
+  /** The thicknesses, Å. */
+  thicknesses: Float64Array;
+  /** Number of beams in the union. */
+  nBeams: number;
+  /** Number of tilts solved. */
+  nTilts: number;
+  /** The sweep's axis. */
+  axis: "x" | "y";
+  /** Whether an abort stopped the sweep early (the arrays then hold the tilts done). */
+  cancelled: boolean;
   /** Wall time, s. */
   seconds: number;
 }
@@ -136,6 +242,8 @@ export type BlochFiles = Record<string, string | Blob> | Iterable<File> | ArrayL
 /** The Bloch requests to the worker, before the wrapper adds their `id` (protocol.ts). */
 export type BlochRequestBody =
   | { op: "blochSimulate"; cif: string; options: BlochSimulateOptions }
+  | { op: "blochSimulateCases"; cases: string; options: BlochCasesOptions }
+  | { op: "blochRocking"; cif: string; options: BlochRockingOptions }
   | { op: "blochRefine"; files: Record<string, string>; options: BlochRefineOptions };
 
 /** Reads {@link BlochFiles} into `{name: text}` (a `Blob` or `File` with `text()`). */
@@ -152,34 +260,42 @@ export async function readBlochFiles(files: BlochFiles): Promise<Record<string, 
   return out;
 }
 
-/** How {@link Scatterlab} sends a refinement to its worker (internal). */
+/** How {@link Scatterlab} sends a stepped run (refinement, rocking) to its worker (internal). */
 export interface BlochPort {
   /** Sends a request; its id and its answer. `onProgress` gets its progress messages. */
-  request(body: BlochRequestBody, onProgress: (progress: BlochRefineProgress) => void): { id: number; result: Promise<unknown> };
+  request(body: BlochRequestBody, onProgress: (progress: never) => void): { id: number; result: Promise<unknown> };
   /** Stops request `id` at its next pause (no answer of its own). */
   cancel(id: number): void;
 }
 
-/** {@link Scatterlab.blochRefine} through `port`: files read, progress relayed, `signal` turned into a cancel. */
-export async function blochRefineVia(port: BlochPort, files: BlochFiles, options: BlochRefineOptions, onProgress?: (progress: BlochRefineProgress) => void, signal?: AbortSignal): Promise<BlochRefineResult> {
-  const texts = await readBlochFiles(files);
+/**
+ * A stepped run through `port`: progress relayed to `onProgress` (a throw cancels the run, which
+ * then rejects with `"{op}: onProgress threw: …"`), `signal` turned into a cancel.
+ */
+export async function steppedVia<P, R>(port: BlochPort, body: BlochRequestBody, onProgress?: (progress: P) => void, signal?: AbortSignal): Promise<R> {
   let thrown: Error | null = null;
   let id = -1;
   const cancel = (): void => port.cancel(id);
-  const progress = (p: BlochRefineProgress): void => {
+  const progress = (p: P): void => {
     if (thrown !== null || onProgress === undefined) return;
     try {
       onProgress(p);
     } catch (error) {
-      thrown = new Error(`blochRefine: onProgress threw: ${error instanceof Error ? error.message : String(error)}`);
+      thrown = new Error(`${body.op}: onProgress threw: ${error instanceof Error ? error.message : String(error)}`);
       cancel();
     }
   };
-  const sent = port.request({ op: "blochRefine", files: texts, options }, progress);
+  const sent = port.request(body, progress as (progress: never) => void);
   id = sent.id;
   if (signal?.aborted) cancel();
   else signal?.addEventListener("abort", cancel, { once: true });
   const result = await sent.result.finally(() => signal?.removeEventListener("abort", cancel));
   if (thrown !== null) throw thrown;
-  return result as BlochRefineResult;
+  return result as R;
+}
+
+/** {@link Scatterlab.blochRefine} through `port`: files read, then a stepped run. */
+export async function blochRefineVia(port: BlochPort, files: BlochFiles, options: BlochRefineOptions, onProgress?: (progress: BlochRefineProgress) => void, signal?: AbortSignal): Promise<BlochRefineResult> {
+  const texts = await readBlochFiles(files);
+  return steppedVia<BlochRefineProgress, BlochRefineResult>(port, { op: "blochRefine", files: texts, options }, onProgress, signal);
 }

@@ -30,8 +30,9 @@
  * await files.streamFrames((b) => accumulate(b.data), { maxFrames: 256 });
  * ```
  *
- * Bloch-wave electron diffraction runs there too (CPU f64; {@link Scatterlab.blochSimulate},
- * {@link Scatterlab.blochRefine} with progress and cancel, see bloch.ts).
+ * Bloch-wave electron diffraction runs there too ({@link Scatterlab.blochSimulate},
+ * {@link Scatterlab.blochSimulateCases} and {@link Scatterlab.blochRocking} on the CPU or the GPU
+ * by `options.device`, {@link Scatterlab.blochRefine}; progress and cancel; see bloch.ts).
  *
  * The device is the caller's choice: `"gpu"` where WebGPU has no adapter rejects with an `Error`
  * saying so, it never falls back to the CPU. Invalid inputs reject with an `Error` naming the
@@ -39,13 +40,13 @@
  * @module
  */
 
-import { blochRefineVia, type BlochFiles, type BlochRefineOptions, type BlochRefineProgress, type BlochRefineResult, type BlochRequestBody, type BlochSimulateOptions, type BlochSimulation } from "./bloch.js";
+import { blochRefineVia, steppedVia, type BlochCaseResult, type BlochCasesOptions, type BlochFiles, type BlochPort, type BlochRefineOptions, type BlochRefineProgress, type BlochRefineResult, type BlochRequestBody, type BlochRocking, type BlochRockingOptions, type BlochRockingProgress, type BlochSimulateOptions, type BlochSimulation } from "./bloch.js";
 import type { FitOptions, FitProgress, FitResult } from "./fit.js";
 import { H5Files, type H5FrameBatch } from "./h5.js";
 import type { H5RequestBody, SsbProgress } from "./h5.js";
 import type { FitRequest, H5OpenResult, InitResult, WorkerAnswer, WorkerMessage, WorkerRequest } from "./protocol.js";
 
-export type { BlochFiles, BlochRefineOptions, BlochRefineProgress, BlochRefineResult, BlochRefineResultJson, BlochSimulateOptions, BlochSimulation, BlochSolver } from "./bloch.js";
+export type { BlochCaseError, BlochCaseIntensities, BlochCaseResult, BlochCasesOptions, BlochDevice, BlochEngineInfo, BlochFiles, BlochRefineOptions, BlochRefineProgress, BlochRefineResult, BlochRefineResultJson, BlochRocking, BlochRockingOptions, BlochRockingProgress, BlochSimulateOptions, BlochSimulation, BlochSolver, BlochTiltSweep } from "./bloch.js";
 export type { FitMethod, FitOptions, FitProgress, FitResult, FitState } from "./fit.js";
 export { H5Files } from "./h5.js";
 export type { H5FrameBatch, H5MaskPolicy, H5Pixels, H5StreamOptions, H5StreamResult, H5Tree, SsbAberrations, SsbFitOptions, SsbOptions, SsbProgress, SsbRecord, SsbResult, StemInfo } from "./h5.js";
@@ -112,8 +113,8 @@ interface Pending {
   batch?(batch: H5FrameBatch): void;
   /** An SSB reconstruction's progress. */
   ssbProgress?(progress: SsbProgress): void;
-  /** A Bloch refinement's progress. */
-  blochProgress?(progress: BlochRefineProgress): void;
+  /** A Bloch refinement's or rocking sweep's progress. */
+  blochProgress?(progress: BlochRefineProgress | BlochRockingProgress): void;
 }
 
 /** A reflectivity engine on one device, running in its own Web Worker. */
@@ -281,10 +282,32 @@ export class Scatterlab {
 
   /**
    * One static zone-axis case of the crystal in `cifText`, as `scatterlab bloch simulate --cif …`
-   * runs it (CPU f64 in the worker). Rejects naming a bad option, a bad CIF or a failed solve.
+   * runs it, in the worker on `options.device` (`"cpu"` f64 by default, or `"gpu"`: WebGPU f32,
+   * never substituted). Rejects naming a bad option, a bad CIF, a missing GPU or a failed solve.
    */
   blochSimulate(cifText: string, options: BlochSimulateOptions): Promise<BlochSimulation> {
     return this.#h5({ op: "blochSimulate", cif: cifText, options }).result as Promise<BlochSimulation>;
+  }
+
+  /**
+   * The cases of a Bloch cases file (`casesJsonText`: the format of `scatterlab bloch simulate
+   * <cases.json>`, e.g. the fixture's `reference.json`), those of `options.ids` (default all), on
+   * `options.device`. Resolves to one entry per case: its intensities, or its `error` (the others
+   * still run); rejects naming an unreadable file, an unknown id or a bad option.
+   */
+  blochSimulateCases(casesJsonText: string, options: BlochCasesOptions = {}): Promise<BlochCaseResult[]> {
+    return this.#h5({ op: "blochSimulateCases", cases: casesJsonText, options }).result as Promise<BlochCaseResult[]>;
+  }
+
+  /**
+   * A tilt series of {@link blochSimulate}'s case (`options.tilts`: offsets about lab x or y added
+   * to `options.tilt`), each tilt solved as its own static case, one tilt per worker turn.
+   * `onProgress` gets `{done, total, seconds}` after every tilt; if it throws, the sweep is
+   * cancelled and rejects with that error. Aborting `signal` stops the sweep after the tilt in
+   * progress: it resolves with the tilts done and `cancelled: true`.
+   */
+  blochRocking(cifText: string, options: BlochRockingOptions, onProgress?: (progress: BlochRockingProgress) => void, signal?: AbortSignal): Promise<BlochRocking> {
+    return steppedVia<BlochRockingProgress, BlochRocking>(this.#blochPort(), { op: "blochRocking", cif: cifText, options }, onProgress, signal);
   }
 
   /**
@@ -295,15 +318,19 @@ export class Scatterlab {
    * progress: it resolves with the structure reached and `cancelled: true`.
    */
   blochRefine(files: BlochFiles, options: BlochRefineOptions = {}, onProgress?: (progress: BlochRefineProgress) => void, signal?: AbortSignal): Promise<BlochRefineResult> {
-    const port = {
-      request: (body: BlochRequestBody, progress: (p: BlochRefineProgress) => void) => this.#h5(body, undefined, undefined, progress),
+    return blochRefineVia(this.#blochPort(), files, options, onProgress, signal);
+  }
+
+  /** Stepped Bloch runs' requests (progress relayed) and cancels. */
+  #blochPort(): BlochPort {
+    return {
+      request: (body: BlochRequestBody, progress: (p: never) => void) => this.#h5(body, undefined, undefined, progress as (p: BlochRefineProgress | BlochRockingProgress) => void),
       cancel: (id: number) => void (this.#closed === null && this.#worker.postMessage({ id, op: "cancel" } satisfies WorkerRequest)),
     };
-    return blochRefineVia(port, files, options, onProgress, signal);
   }
 
   /** Sends an H5 or Bloch request with the next id. */
-  #h5(body: H5RequestBody | BlochRequestBody, batch?: (b: H5FrameBatch) => void, ssbProgress?: (p: SsbProgress) => void, blochProgress?: (p: BlochRefineProgress) => void): { id: number; result: Promise<unknown> } {
+  #h5(body: H5RequestBody | BlochRequestBody, batch?: (b: H5FrameBatch) => void, ssbProgress?: (p: SsbProgress) => void, blochProgress?: (p: BlochRefineProgress | BlochRockingProgress) => void): { id: number; result: Promise<unknown> } {
     const id = this.#nextId++;
     if (this.#closed !== null) return { id, result: Promise.reject(new Error(this.#closed)) };
     const result = new Promise<Answer>((resolve, reject) => {

@@ -5,7 +5,7 @@
  * before its response. Column arrays travel as transferred `Float64Array`s (copies the wrapper
  * made, never the caller's).
  */
-import type { BlochRefineProgress, BlochRefineResult, BlochRequestBody, BlochSimulation } from "./bloch.js";
+import type { BlochCaseResult, BlochRefineProgress, BlochRefineResult, BlochRequestBody, BlochRocking, BlochRockingProgress, BlochSimulation } from "./bloch.js";
 import type { FitOptions, FitProgress, FitResult } from "./fit.js";
 import type { H5FrameBatch, H5Pixels, H5RequestBody, H5StreamResult, H5Tree, SsbProgress, SsbResult, StemInfo } from "./h5.js";
 import type { ScatterlabDevice, StackColumnArrays } from "./index.js";
@@ -59,9 +59,10 @@ export type H5Request = H5RequestBody & { id: number };
 
 /**
  * The Bloch requests ({@link BlochRequestBody} in bloch.ts) with their `id`. `blochSimulate`
- * answers a {@link BlochSimulation} (its arrays transferred); `blochRefine` sends
- * {@link BlochProgressMessage}s then a {@link BlochRefineResult}, returning to the worker's event
- * loop after every iteration, so a `cancel` of that `id` stops it there.
+ * answers a {@link BlochSimulation} and `blochSimulateCases` a {@link BlochCaseResult} list (their
+ * arrays transferred); `blochRefine` and `blochRocking` send {@link BlochProgressMessage}s then a
+ * {@link BlochRefineResult} / {@link BlochRocking}, returning to the worker's event loop after
+ * every iteration / tilt, so a `cancel` of that `id` stops them there.
  */
 export type BlochRequest = BlochRequestBody & { id: number };
 
@@ -94,7 +95,7 @@ export interface H5OpenResult {
 }
 
 /** What a request can answer. */
-export type WorkerAnswer = InitResult | ReflectivityPayload | FitResult | H5OpenResult | H5Tree | StemInfo | H5Pixels | H5StreamResult | SsbResult | BlochSimulation | BlochRefineResult;
+export type WorkerAnswer = InitResult | ReflectivityPayload | FitResult | H5OpenResult | H5Tree | StemInfo | H5Pixels | H5StreamResult | SsbResult | BlochSimulation | BlochCaseResult[] | BlochRocking | BlochRefineResult;
 
 /** A success or a failure (with the engine's message) for request `id`. */
 export type WorkerResponse = { id: number; ok: true; result: WorkerAnswer } | { id: number; ok: false; error: string };
@@ -117,10 +118,10 @@ export interface SsbProgressMessage {
   ssbProgress: SsbProgress;
 }
 
-/** A Bloch refinement's progress, sent before its response (same `id`). */
+/** A Bloch refinement's or rocking sweep's progress, sent before its response (same `id`). */
 export interface BlochProgressMessage {
   id: number;
-  blochProgress: BlochRefineProgress;
+  blochProgress: BlochRefineProgress | BlochRockingProgress;
 }
 
 /** Everything the worker sends. */

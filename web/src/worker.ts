@@ -10,7 +10,7 @@
  * @module
  */
 import init, { H5Session, Scatterlab as WasmScatterlab } from "../../dist/pkg/scatterlab_web.js";
-import type { BlochRefineProgress } from "./bloch.js";
+import type { BlochRefineProgress, BlochRockingProgress } from "./bloch.js";
 import type { FitProgress, FitResult } from "./fit.js";
 import type { H5Pixels, H5StreamResult } from "./h5.js";
 import type { H5Request, WorkerAnswer, WorkerMessage, WorkerRequest } from "./protocol.js";
@@ -126,8 +126,28 @@ async function handle(request: Exclude<WorkerRequest, { op: "cancel" | "ack" }>)
     }
     case "blochSimulate": {
       if (engine === null) throw new Error("scatterlab worker: not initialised");
-      const r = engine.blochSimulate(request.cif, request.options);
+      const r = await engine.blochSimulate(request.cif, request.options);
       return [r, [r.hkl.buffer, r.intensities.buffer, r.thicknesses.buffer, r.gXY.buffer]];
+    }
+    case "blochSimulateCases": {
+      if (engine === null) throw new Error("scatterlab worker: not initialised");
+      const cases = await engine.blochSimulateCases(request.cases, request.options);
+      const buffers = cases.flatMap((c) => (c.error === undefined ? [c.hkl.buffer, c.intensities.buffer, c.thicknesses.buffer] : []));
+      return [cases, buffers];
+    }
+    case "blochRocking": {
+      // Like a refinement: registered under its id, so a `cancel` stops it after the tilt in progress.
+      if (engine === null) throw new Error("scatterlab worker: not initialised");
+      const controller = new AbortController();
+      const id = request.id;
+      fits.set(id, controller);
+      try {
+        const onProgress = (blochProgress: BlochRockingProgress): void => scope.postMessage({ id, blochProgress }, []);
+        const r = await engine.blochRocking(request.cif, request.options, onProgress, controller.signal);
+        return [r, [r.hkl.buffer, r.intensities.buffer, r.tilts.buffer, r.thicknesses.buffer]];
+      } finally {
+        fits.delete(id);
+      }
     }
     case "blochRefine": {
       // Like a fit: registered under its id, so a `cancel` aborts it at its next pause.

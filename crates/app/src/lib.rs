@@ -80,11 +80,13 @@ impl ScatterlabApp {
     pub fn with_gpu(gpu: GpuSupport, render_backend: String) -> Self {
         let mut stem = StemPanel::default();
         stem.set_gpu(&gpu);
+        let mut bloch = BlochPanel::default();
+        bloch.set_gpu(&gpu);
         Self {
             workspace: Workspace::default(),
             refl: ReflPanel::new(gpu),
             stem,
-            bloch: BlochPanel::default(),
+            bloch,
             render_backend,
             frames: 0,
             on_ready: None,

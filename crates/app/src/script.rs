@@ -96,8 +96,10 @@ pub enum Command {
         sg_max: Option<f64>,
         /// `"eigen"` or `"expm"`.
         solver: Option<String>,
-        /// `"cpu"` (the only device of the app's Bloch workspace; `"gpu"` is an error).
+        /// `"cpu"` (f64) or `"gpu"` (f32; an error where the app has no GPU).
         device: Option<String>,
+        /// Euler angles [φ, θ, ψ] (degrees, z–x′–z″) instead of the zone axis.
+        euler: Option<[f64; 3]>,
     },
     /// The Bloch pattern's display: thickness index and log scale.
     BlochView {
@@ -121,6 +123,22 @@ pub enum Command {
     },
     /// Cancels the running refinement.
     BlochCancel,
+    /// Runs a rocking sweep of the Simulate page's case (its other inputs as set), or cancels
+    /// the running one (`cancel: true`).
+    BlochRocking {
+        /// `"x"` (default) or `"y"`.
+        axis: Option<String>,
+        /// First tilt offset (degrees).
+        #[serde(rename = "fromDeg")]
+        from_deg: Option<f64>,
+        /// Last tilt offset (degrees).
+        #[serde(rename = "toDeg")]
+        to_deg: Option<f64>,
+        /// Number of tilts.
+        n: Option<usize>,
+        /// Cancel the running sweep instead.
+        cancel: Option<bool>,
+    },
 }
 
 /// Checks a detector's geometry from JSON; the error names the bad field.

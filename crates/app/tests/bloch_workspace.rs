@@ -5,13 +5,11 @@
 //! run; the synthetic quartz experiment refines two LM steps with progress and a lower wR2, and a
 //! longer run is cancelled; the browser's worker answer reads into the native run's outputs.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use egui_kittest::kittest::Queryable as _;
-use egui_kittest::Harness;
-use scatterlab_app::script::{post, Command};
-use scatterlab_app::{landmarks, ScatterlabApp, Workspace};
+use scatterlab_app::landmarks;
+use scatterlab_app::script::Command;
 use scatterlab_bloch::matrix::Conventions;
 use scatterlab_bloch::pattern::Method;
 use scatterlab_bloch::simulate::simulate_within;
@@ -20,47 +18,8 @@ use scatterlab_bloch::zone::{case_from_zone, ZoneCase};
 use scatterlab_bloch::{parse_cif, Limits};
 use serde_json::Value;
 
-fn fixtures() -> PathBuf {
-    std::env::var_os("SCATTERLAB_FIXTURES").map_or_else(|| PathBuf::from("/work/shared/fixtures"), PathBuf::from).join("bloch")
-}
-
-fn app() -> Harness<'static, ScatterlabApp> {
-    let mut harness = Harness::builder().with_size(egui::vec2(1600.0, 1200.0)).build_eframe(|cc| ScatterlabApp::new(cc));
-    harness.step();
-    harness.get_by_label("Bloch").click();
-    harness.step();
-    assert_eq!(harness.state().workspace, Workspace::Bloch);
-    harness
-}
-
-/// Posts `json` as a host command and runs the frame that applies it; its error is returned.
-fn command(harness: &mut Harness<'_, ScatterlabApp>, json: &str) -> Option<String> {
-    post(&harness.ctx, Command::parse(json).unwrap_or_else(|e| panic!("{json}: {e}")));
-    harness.step();
-    harness.state().command_error().map(str::to_owned)
-}
-
-fn status(harness: &Harness<'_, ScatterlabApp>) -> Value {
-    serde_json::from_str(&landmarks::status(&harness.ctx)).expect("status is JSON")
-}
-
-/// Steps frames until `busy` is false (deadline: 10 minutes, generous under load).
-fn settle(harness: &mut Harness<'_, ScatterlabApp>, busy: impl Fn(&ScatterlabApp) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(600);
-    harness.step();
-    while busy(harness.state()) {
-        assert!(Instant::now() < deadline, "still busy after 10 minutes");
-        std::thread::sleep(Duration::from_millis(5));
-        harness.step();
-    }
-    harness.step();
-}
-
-fn si_cif() -> String {
-    let text = std::fs::read_to_string(fixtures().join("reference.json")).expect("reference.json");
-    let reference: Value = serde_json::from_str(&text).expect("reference.json parses");
-    reference["crystals"]["Si"]["cif"].as_str().expect("Si CIF").to_owned()
-}
+mod bloch_common;
+use bloch_common::{app, command, fixtures, settle, si_cif, status};
 
 #[test]
 fn a_static_case_equals_the_cli_path_and_the_slider_reindexes() {
@@ -106,8 +65,11 @@ fn a_static_case_equals_the_cli_path_and_the_slider_reindexes() {
     assert!(harness.query_by_label_contains("t = 400 Å (3 of 3)").is_some());
     let out = command(&mut harness, r#"{"do":"blochView","thicknessIndex":3}"#).expect("out of range");
     assert!(out.contains("thicknessIndex 3"), "{out}");
-    let gpu = Command::parse(r#"{"do":"blochSimulate","device":"gpu"}"#).unwrap_err();
-    assert!(gpu.contains("CPU (f64) only"), "{gpu}");
+    let tpu = Command::parse(r#"{"do":"blochSimulate","device":"tpu"}"#).unwrap_err();
+    assert!(tpu.contains("unknown device"), "{tpu}");
+    // This harness has no wgpu device: the GPU is refused, never substituted.
+    let gpu = command(&mut harness, r#"{"do":"blochSimulate","device":"gpu"}"#).expect("no GPU here");
+    assert!(gpu.contains("no GPU device"), "{gpu}");
 }
 
 #[test]

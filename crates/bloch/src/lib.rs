@@ -10,6 +10,7 @@
 pub mod beams;
 pub mod crystal;
 pub mod error;
+pub mod euler;
 pub mod frame;
 pub mod geometry;
 pub mod gradient;
@@ -23,6 +24,7 @@ pub mod gpu;
 pub mod propagate;
 pub mod refine;
 pub mod structure_factor;
+pub mod tilt_series;
 pub mod zone;
 
 pub use crystal::{parse_cif, Atom, Cell, Crystal, Displacement};

@@ -51,14 +51,14 @@ impl StructureFactorTable for StructureFactors {
 }
 
 /// A crystal entry of the cases file: its complete CIF text.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CrystalEntry {
     /// CIF text (symmetry operators, fractional coordinates, occupancy, U_iso or U_aniso).
     pub cif: String,
 }
 
 /// Static (one orientation) or rocking (summed over tilts).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// One orientation.
@@ -69,7 +69,7 @@ pub enum Kind {
 }
 
 /// One case: only the inputs of the simulation (never the reference results).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CaseInput {
     /// Case id.
     pub id: String,
@@ -112,8 +112,8 @@ pub struct CaseInput {
     pub coupling: Coupling,
 }
 
-/// The cases file.
-#[derive(Debug, Clone, Deserialize)]
+/// The cases file (serialised as it is read: the app sends its cases to the npm Worker so).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CasesFile {
     /// Crystals by name.
     pub crystals: BTreeMap<String, CrystalEntry>,

@@ -70,7 +70,7 @@ fn unit(v: [f64; 3]) -> Option<[f64; 3]> {
     (n.is_finite() && n > 1e-12).then(|| v.map(|x| x / n))
 }
 
-fn mat_mul(a: &Mat3, b: &Mat3) -> Mat3 {
+pub(crate) fn mat_mul(a: &Mat3, b: &Mat3) -> Mat3 {
     let mut out = [[0.0; 3]; 3];
     for (i, row) in out.iter_mut().enumerate() {
         for (j, v) in row.iter_mut().enumerate() {
@@ -146,8 +146,14 @@ pub fn case_from_zone(name: &str, cif: &str, crystal: &Crystal, case: &ZoneCase)
     crystal.cell.validate().map_err(|e| InputError::new(format!("crystal {name:?}: cell"), e))?;
     let orientation = zone_orientation(&crystal.cell.direct_matrix(), &crystal.cell.reciprocal_matrix(), case.zone, case.reference, case.tilt_deg)?;
     let [u, v, w] = case.zone;
+    Ok(case_at(name, cif, case, orientation, format!("{name}-{}kV-[{u},{v},{w}]", case.kv)))
+}
+
+/// The cases file of one static case of `case`'s numbers at `orientation`, with id `id` (the
+/// orientation already validated).
+pub(crate) fn case_at(name: &str, cif: &str, case: &ZoneCase, orientation: Mat3, id: String) -> CasesFile {
     let input = CaseInput {
-        id: format!("{name}-{}kV-[{u},{v},{w}]", case.kv),
+        id,
         crystal: name.to_owned(),
         kind: Kind::Static,
         energy_ev: case.kv * 1e3,
@@ -163,5 +169,5 @@ pub fn case_from_zone(name: &str, cif: &str, crystal: &Crystal, case: &ZoneCase)
         coupling: Coupling::default(),
     };
     let crystals = BTreeMap::from([(name.to_owned(), CrystalEntry { cif: cif.to_owned() })]);
-    Ok(CasesFile { crystals, cases: vec![input] })
+    CasesFile { crystals, cases: vec![input] }
 }

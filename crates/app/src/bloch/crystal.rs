@@ -114,6 +114,17 @@ impl CrystalState {
         Ok(crystal)
     }
 
+    /// The CIF text of the (possibly edited) asymmetric unit: the opened file with its sites
+    /// rewritten from the table (what the worker and the GPU path are sent).
+    pub fn current_cif(&self) -> Result<String, String> {
+        let asu = self.asu.as_ref().ok_or("open a CIF on the Crystal page first")?;
+        // Unedited: the file itself, byte for byte.
+        if parse_cif_asymmetric(&self.name, &self.text).is_ok_and(|opened| &opened == asu) {
+            return Ok(self.text.clone());
+        }
+        scatterlab_bloch::refine::refined_cif(&self.text, asu, &[]).map_err(|e| e.to_string())
+    }
+
     /// Whether a browser pick is on its way.
     pub fn is_waiting(&self) -> bool {
         self.incoming.is_some()

@@ -14,10 +14,15 @@ pub mod pattern;
 pub mod refine;
 pub mod refine_outputs;
 pub mod refine_view;
+pub mod rocking;
+pub mod rocking_view;
 #[cfg(target_arch = "wasm32")]
 mod refine_worker;
 pub mod script;
 pub mod simulate;
+pub mod simulate_run;
+#[cfg(target_arch = "wasm32")]
+mod simulate_worker;
 pub mod simulate_view;
 
 pub use crystal::CrystalState;
@@ -56,6 +61,14 @@ impl Default for BlochPanel {
 }
 
 impl BlochPanel {
+    /// Gives Simulate the app's GPU device (desktop; in the browser the GPU is the Worker's).
+    pub fn set_gpu(&mut self, support: &crate::GpuSupport) {
+        self.simulate.gpu = match support {
+            crate::GpuSupport::Available(ctx) => Some((**ctx).clone()),
+            crate::GpuSupport::Unavailable(_) => None,
+        };
+    }
+
     /// Draws the workspace and advances its jobs (a finished simulation, refinement steps).
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         files::take_dropped(ui.ctx(), &self.drops.0);

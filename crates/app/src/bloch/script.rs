@@ -21,7 +21,10 @@ pub fn check(command: &Command) -> Result<(), String> {
             (Some(_), None, None) | (None, Some(_), Some(_)) => Ok(()),
             _ => Err("blochOpenCif: give path, or name and text".to_owned()),
         },
-        Command::BlochSimulate { kv, thicknesses, g_max, sg_max, solver: s, device, tilt, .. } => {
+        Command::BlochSimulate { kv, thicknesses, g_max, sg_max, solver: s, device, tilt, euler, .. } => {
+            if euler.is_some_and(|e| !e.iter().all(|v| v.is_finite())) {
+                return Err("blochSimulate: euler must be three finite angles (degrees)".to_owned());
+            }
             for (name, v) in [("kv", *kv), ("gMax", *g_max), ("sgMax", *sg_max)] {
                 if v.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
                     return Err(format!("blochSimulate: {name} must be a positive number (got {})", v.unwrap_or_default()));
@@ -40,9 +43,8 @@ pub fn check(command: &Command) -> Result<(), String> {
                 solver(s)?;
             }
             match device.as_deref() {
-                None | Some("cpu") => Ok(()),
-                Some("gpu") => Err("blochSimulate: device gpu: the app's Bloch workspace runs on the CPU (f64) only; use `scatterlab bloch simulate --device gpu`".to_owned()),
-                Some(other) => Err(format!("blochSimulate: unknown device {other:?} (cpu)")),
+                None | Some("cpu") | Some("gpu") => Ok(()),
+                Some(other) => Err(format!("blochSimulate: unknown device {other:?} (cpu, gpu)")),
             }
         }
         Command::BlochOpenExperiment { path, files } => match (path, files) {
@@ -68,7 +70,7 @@ pub fn apply(command: &Command, app: &mut ScatterlabApp) -> Result<(), String> {
                 _ => Ok(()),
             }
         }
-        Command::BlochSimulate { kv, zone, reference, tilt, thicknesses, g_max, sg_max, solver: s, .. } => {
+        Command::BlochSimulate { kv, zone, reference, tilt, thicknesses, g_max, sg_max, solver: s, device, euler } => {
             app.workspace = Workspace::Bloch;
             bloch.tab = super::BlochTab::Simulate;
             let i = &mut bloch.simulate.inputs;
@@ -85,6 +87,17 @@ pub fn apply(command: &Command, app: &mut ScatterlabApp) -> Result<(), String> {
             i.sg_max = sg_max.unwrap_or(i.sg_max);
             if let Some(s) = s {
                 i.solver = solver(s)?;
+            }
+            if let Some(e) = euler {
+                i.euler_deg = Some(*e);
+            } else if zone.is_some() {
+                i.euler_deg = None;
+            }
+            match device.as_deref() {
+                Some("gpu") if bloch.simulate.gpu.is_none() && cfg!(not(target_arch = "wasm32")) => return Err("blochSimulate: device gpu: this app has no GPU device".to_owned()),
+                Some("gpu") => i.device = crate::Device::Gpu,
+                Some(_) => i.device = crate::Device::Cpu,
+                None => {}
             }
             bloch.simulate.start(&bloch.crystal)
         }
@@ -119,6 +132,24 @@ pub fn apply(command: &Command, app: &mut ScatterlabApp) -> Result<(), String> {
         Command::BlochCancel => {
             bloch.refine.cancel();
             Ok(())
+        }
+        Command::BlochRocking { cancel: Some(true), .. } => {
+            bloch.simulate.rocking.cancel();
+            Ok(())
+        }
+        Command::BlochRocking { axis, from_deg, to_deg, n, .. } => {
+            app.workspace = Workspace::Bloch;
+            (bloch.tab, bloch.simulate.show_rocking) = (super::BlochTab::Simulate, true);
+            let s = &mut bloch.simulate.rocking.sweep;
+            match axis.as_deref() {
+                None => {}
+                Some("x") => s.axis = scatterlab_bloch::tilt_series::TiltAxis::X,
+                Some("y") => s.axis = scatterlab_bloch::tilt_series::TiltAxis::Y,
+                Some(other) => return Err(format!("blochRocking: unknown axis {other:?} (x, y)")),
+            }
+            (s.from_deg, s.to_deg, s.n) = (from_deg.unwrap_or(s.from_deg), to_deg.unwrap_or(s.to_deg), n.unwrap_or(s.n));
+            let (inputs, gpu) = (bloch.simulate.inputs.clone(), bloch.simulate.gpu.clone());
+            bloch.simulate.rocking.start(&inputs, &bloch.crystal, gpu)
         }
         _ => Ok(()),
     }

@@ -1,20 +1,18 @@
 //! The Simulate page's state and job: one static zone-axis case built by
 //! `scatterlab_bloch::zone::case_from_zone` (what `scatterlab bloch simulate --cif … --kv …
 //! --zone … --thickness …` builds) and run by `CaseInput::run_within` with the default limits and
-//! diffBloch's conventions, so the numbers are the CLI's. Every thickness comes from one run (the
-//! eigen solver decomposes once for all of them), so the thickness slider only re-indexes.
-//! Natively the case runs on a thread; in the browser inline (no threads in wasm).
+//! diffBloch's conventions, so the numbers are the CLI's (or at Euler angles,
+//! `scatterlab_bloch::euler::case_from_euler`). Every thickness comes from one run (the eigen
+//! solver decomposes once for all of them), so the thickness slider only re-indexes. Where it
+//! runs (desktop thread, desktop GPU, the browser's npm Worker): `simulate_run`.
 
-use std::sync::mpsc;
-
-use scatterlab_bloch::beams::{g_vector, lab_reciprocal_basis, Hkl};
-use scatterlab_bloch::matrix::Conventions;
-use scatterlab_bloch::pattern::Method;
+use scatterlab_bloch::beams::Hkl;
 use scatterlab_bloch::solve::Solver;
-use scatterlab_bloch::zone::{case_from_zone, ZoneCase, DEFAULT_G_MAX, DEFAULT_SG_MAX};
-use scatterlab_bloch::{Crystal, Limits};
+use scatterlab_bloch::zone::{ZoneCase, DEFAULT_G_MAX, DEFAULT_SG_MAX};
 
 use super::crystal::CrystalState;
+use crate::compute_job::{Job, JobPoll};
+use crate::Device;
 
 /// Most intensities the status JSON lists (beyond, it gives only the counts): the status is
 /// rebuilt every frame, so it stays small.
@@ -39,11 +37,15 @@ pub struct SimInputs {
     pub sg_max: f64,
     /// Eigen (one decomposition for every thickness) or expm (one exponential per thickness).
     pub solver: Solver,
+    /// Euler angles [φ, θ, ψ] (degrees, z–x′–z″) instead of the zone axis; `None`: the zone axis.
+    pub euler_deg: Option<[f64; 3]>,
+    /// CPU (f64) or GPU (f32, Taylor propagator); never substituted.
+    pub device: Device,
 }
 
 impl Default for SimInputs {
     fn default() -> Self {
-        Self { kv: 200.0, zone: [0, 0, 1], reference: None, tilt_deg: [0.0, 0.0], thicknesses: "100, 200, 300, 400, 500".to_owned(), g_max: DEFAULT_G_MAX, sg_max: DEFAULT_SG_MAX, solver: Solver::Eigen }
+        Self { kv: 200.0, zone: [0, 0, 1], reference: None, tilt_deg: [0.0, 0.0], thicknesses: "100, 200, 300, 400, 500".to_owned(), g_max: DEFAULT_G_MAX, sg_max: DEFAULT_SG_MAX, solver: Solver::Eigen, euler_deg: None, device: Device::Cpu }
     }
 }
 
@@ -89,21 +91,15 @@ pub struct SimResult {
     pub g_xy: Vec<[f64; 2]>,
     /// The solver that ran.
     pub solver: Solver,
+    /// The device that ran it.
+    pub device: Device,
     /// Wall time (s).
     pub seconds: f64,
 }
 
-/// Runs the case of `inputs` for `crystal` (named `name`, from CIF `cif`) on the CPU.
-pub fn run_case(name: &str, cif: &str, crystal: &Crystal, inputs: &SimInputs) -> Result<SimResult, String> {
-    let start = web_time::Instant::now();
-    let zone = inputs.zone_case()?;
-    let file = case_from_zone(name, cif, crystal, &zone).map_err(|e| e.to_string())?;
-    let case = file.cases.first().ok_or("no case built")?;
-    let method = Method { solver: inputs.solver, conventions: Conventions::DiffBloch };
-    let (hkl, intensities) = case.run_within(crystal, method, &Limits::default()).map_err(|e| e.to_string())?;
-    let basis = lab_reciprocal_basis(&crystal.cell.direct_matrix(), &case.orientation).map_err(|e| e.to_string())?;
-    let g_xy = hkl.iter().map(|&h| g_vector(h, &basis)).map(|g| [g[0], g[1]]).collect();
-    Ok(SimResult { id: case.id.clone(), hkl, thicknesses: case.thicknesses_a.clone(), intensities, g_xy, solver: inputs.solver, seconds: start.elapsed().as_secs_f64() })
+/// Runs the case of `inputs` for `crystal` (named `name`, from CIF `cif`) on the CPU, here.
+pub fn run_case(name: &str, cif: &str, crystal: &scatterlab_bloch::Crystal, inputs: &SimInputs) -> Result<SimResult, String> {
+    super::simulate_run::run_cpu(name, cif, crystal, inputs)
 }
 
 /// The intensity table as CSV: one row per beam, `h,k,l,gx_invA,gy_invA`, then one column per thickness.
@@ -141,12 +137,18 @@ pub struct SimulateState {
     pub export_dir: String,
     /// The last export's message.
     pub message: Option<Result<String, String>>,
-    job: Option<mpsc::Receiver<Result<SimResult, String>>>,
+    /// The app's GPU device (desktop), for the GPU choice.
+    pub gpu: Option<scatterlab_gpu::GpuContext>,
+    /// Rocking curves of the same case.
+    pub rocking: super::rocking::RockingState,
+    /// The central area shows the rocking curves instead of the pattern.
+    pub show_rocking: bool,
+    job: Option<Job<Result<SimResult, String>>>,
 }
 
 impl Default for SimulateState {
     fn default() -> Self {
-        Self { inputs: SimInputs::default(), result: None, error: None, thickness_index: 0, log: false, series: (50.0, 1000.0, 20), export_dir: ".".to_owned(), message: None, job: None }
+        Self { inputs: SimInputs::default(), result: None, error: None, thickness_index: 0, log: false, series: (50.0, 1000.0, 20), export_dir: ".".to_owned(), message: None, gpu: None, rocking: Default::default(), show_rocking: false, job: None }
     }
 }
 
@@ -159,15 +161,14 @@ impl SimulateState {
             }
             let p1 = crystal.crystal()?;
             self.inputs.zone_case()?;
-            let (name, cif, inputs) = (crystal.name.clone(), crystal.text.clone(), self.inputs.clone());
-            let (tx, rx) = mpsc::channel();
-            #[cfg(not(target_arch = "wasm32"))]
-            std::thread::spawn(move || {
-                let _ = tx.send(run_case(&name, &cif, &p1, &inputs));
-            });
-            #[cfg(target_arch = "wasm32")]
-            let _ = tx.send(run_case(&name, &cif, &p1, &inputs));
-            self.job = Some(rx);
+            if let Some(euler) = self.inputs.euler_deg {
+                scatterlab_bloch::euler::euler_orientation(euler, self.inputs.tilt_deg).map_err(|e| e.to_string())?;
+            }
+            // The CIF as edited on the Crystal page (the worker and the GPU path read the text).
+            let cif = crystal.current_cif()?;
+            // The workspace repaints every frame while a job runs: no context needed here.
+            let job = super::simulate_run::spawn(crystal.name.clone(), cif, p1, self.inputs.clone(), self.gpu.clone(), egui::Context::default());
+            self.job = Some(job);
             Ok(())
         })();
         if let Err(e) = &started {
@@ -176,22 +177,23 @@ impl SimulateState {
         started
     }
 
-    /// Whether a simulation is running.
+    /// Whether a simulation or a rocking sweep is running.
     pub fn is_running(&self) -> bool {
-        self.job.is_some()
+        self.job.is_some() || self.rocking.is_running()
     }
 
     /// Takes a finished simulation.
     pub fn poll(&mut self) {
-        let Some(rx) = &self.job else { return };
-        match rx.try_recv() {
-            Ok(Ok(result)) => {
+        self.rocking.poll();
+        let Some(job) = &self.job else { return };
+        match job.poll() {
+            JobPoll::Done(Ok(result)) => {
                 self.thickness_index = self.thickness_index.min(result.thicknesses.len().saturating_sub(1));
                 (self.result, self.error, self.job) = (Some(result), None, None);
             }
-            Ok(Err(e)) => (self.error, self.job) = (Some(e), None),
-            Err(mpsc::TryRecvError::Empty) => {}
-            Err(mpsc::TryRecvError::Disconnected) => (self.error, self.job) = (Some("the simulation thread stopped".to_owned()), None),
+            JobPoll::Done(Err(e)) => (self.error, self.job) = (Some(e), None),
+            JobPoll::Pending => {}
+            JobPoll::Lost => (self.error, self.job) = (Some("the simulation job stopped".to_owned()), None),
         }
     }
 
@@ -200,12 +202,12 @@ impl SimulateState {
         let result = self.result.as_ref().map(|r| {
             let values = r.hkl.len() * r.thicknesses.len();
             serde_json::json!({
-                "id": r.id, "solver": r.solver, "device": "cpu", "beams": r.hkl.len(), "thicknesses": r.thicknesses,
+                "id": r.id, "solver": r.solver, "device": if r.device == Device::Gpu { "gpu" } else { "cpu" }, "beams": r.hkl.len(), "thicknesses": r.thicknesses,
                 "hkl": (values <= STATUS_MAX_VALUES).then_some(&r.hkl),
                 "I": (values <= STATUS_MAX_VALUES).then_some(&r.intensities),
                 "seconds": r.seconds,
             })
         });
-        serde_json::json!({"running": self.is_running(), "error": self.error, "thicknessIndex": self.thickness_index, "log": self.log, "result": result})
+        serde_json::json!({"running": self.job.is_some(), "rocking": self.rocking.status_json(), "error": self.error, "thicknessIndex": self.thickness_index, "log": self.log, "result": result})
     }
 }

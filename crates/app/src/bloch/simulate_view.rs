@@ -9,7 +9,19 @@ use super::simulate::{intensity_csv, series, SimulateState};
 
 /// Draws the page.
 pub fn ui(state: &mut SimulateState, crystal: &CrystalState, ui: &mut egui::Ui) {
-    egui::Panel::left("bloch simulate inputs").resizable(true).default_size(330.0).show(ui, |ui| inputs(state, crystal, ui));
+    egui::Panel::left("bloch simulate inputs").resizable(true).default_size(330.0).show(ui, |ui| {
+        egui::ScrollArea::vertical().id_salt("bloch simulate inputs scroll").show(ui, |ui| {
+            inputs(state, crystal, ui);
+            super::rocking_view::controls(state, crystal, ui);
+        });
+    });
+    ui.horizontal(|ui| {
+        ui.selectable_value(&mut state.show_rocking, false, "Pattern");
+        ui.selectable_value(&mut state.show_rocking, true, "Rocking curves");
+    });
+    if state.show_rocking {
+        return super::rocking_view::curves(state, ui);
+    }
     let Some(result) = &state.result else {
         ui.label("No simulation yet: set the inputs and press Run.");
         return;
@@ -17,7 +29,8 @@ pub fn ui(state: &mut SimulateState, crystal: &CrystalState, ui: &mut egui::Ui) 
     let last = result.thicknesses.len().saturating_sub(1);
     state.thickness_index = state.thickness_index.min(last);
     ui.horizontal(|ui| {
-        ui.label(format!("{} · {} beams · {:?} · cpu f64 · {:.3} s", result.id, result.hkl.len(), result.solver, result.seconds));
+        let device = if result.device == crate::Device::Gpu { "GPU f32" } else { "CPU f64" };
+        ui.label(format!("{} · {} beams · {:?} · {device} · {:.3} s", result.id, result.hkl.len(), result.solver, result.seconds));
     });
     ui.horizontal(|ui| {
         let t = result.thicknesses.get(state.thickness_index).copied().unwrap_or(f64::NAN);
@@ -48,11 +61,29 @@ fn inputs(state: &mut SimulateState, crystal: &CrystalState, ui: &mut egui::Ui) 
         ui.label("voltage (kV)");
         ui.add(egui::DragValue::new(&mut i.kv).range(1.0..=3000.0).speed(1.0));
         ui.end_row();
-        ui.label("zone axis [uvw]");
-        ui.horizontal(|ui| i.zone.iter_mut().for_each(|v| {
-            ui.add(egui::DragValue::new(v).range(-20..=20));
-        }));
+        ui.label("orientation");
+        ui.horizontal(|ui| {
+            let mut euler = i.euler_deg.is_some();
+            ui.selectable_value(&mut euler, false, "zone axis");
+            ui.selectable_value(&mut euler, true, "Euler angles").on_hover_text("φ, θ, ψ (z–x′–z″, degrees): O = R_x(tx) R_y(ty) R_z(φ) R_x(θ) R_z(ψ)");
+            if euler != i.euler_deg.is_some() {
+                i.euler_deg = euler.then_some([0.0; 3]);
+            }
+        });
         ui.end_row();
+        if let Some(euler) = &mut i.euler_deg {
+            ui.label("φ, θ, ψ (°)");
+            ui.horizontal(|ui| euler.iter_mut().for_each(|v| {
+                ui.add(egui::DragValue::new(v).speed(0.1).range(-360.0..=360.0).max_decimals(4));
+            }));
+            ui.end_row();
+        } else {
+            ui.label("zone axis [uvw]");
+            ui.horizontal(|ui| i.zone.iter_mut().for_each(|v| {
+                ui.add(egui::DragValue::new(v).range(-20..=20));
+            }));
+            ui.end_row();
+        }
         ui.label("reference (hkl) → +x");
         ui.horizontal(|ui| {
             let mut given = i.reference.is_some();
@@ -90,9 +121,11 @@ fn inputs(state: &mut SimulateState, crystal: &CrystalState, ui: &mut egui::Ui) 
         });
         ui.end_row();
         ui.label("device");
+        // In the browser the GPU is the npm Worker's WebGPU device (it says so if there is none).
+        let gpu = cfg!(target_arch = "wasm32") || state.gpu.is_some();
         ui.horizontal(|ui| {
-            let _ = ui.selectable_label(true, "CPU f64");
-            ui.add_enabled(false, egui::Button::new("GPU f32")).on_disabled_hover_text("not in the app yet: use `scatterlab bloch simulate --device gpu`");
+            ui.selectable_value(&mut i.device, crate::Device::Cpu, "CPU f64");
+            ui.add_enabled_ui(gpu, |ui| ui.selectable_value(&mut i.device, crate::Device::Gpu, "GPU f32").on_hover_text("WGSL, Taylor propagator, whatever the solver").on_disabled_hover_text("this app has no GPU device"));
         });
         ui.end_row();
     });

@@ -118,3 +118,20 @@ pub fn boolean(map: &Map<String, Value>, key: &str, op: &str) -> Result<Option<b
         Some(other) => Err(format!("{op}: options.{key} must be true or false (got {})", shown(other))),
     }
 }
+
+/// Option `key`: an array of strings (each error names its index).
+pub fn strings(map: &Map<String, Value>, key: &str, op: &str) -> Result<Option<Vec<String>>, String> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, x)| match x {
+                Value::String(s) if !s.starts_with(NON_FINITE) => Ok(s.clone()),
+                other => Err(format!("{op}: options.{key}[{i}] must be a string (got {})", shown(other))),
+            })
+            .collect::<Result<Vec<String>, String>>()
+            .map(Some),
+        Some(other) => Err(format!("{op}: options.{key} must be an array of strings (got {})", shown(other))),
+    }
+}

@@ -18,11 +18,17 @@ use serde_json::{json, Value};
 
 use super::options::NON_FINITE;
 use super::refine::{run_refine, RefineHost, RefineProgress};
-use super::simulate::simulate;
+use super::simulate::{parse_options, simulate, BlochSimulation};
 
-const QUARTZ: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/bloch/synthetic_quartz/");
+/// `blochSimulate` on the CPU, natively (its future never waits: one poll completes it).
+pub(super) fn sim(cif: &str, options: &Value) -> Result<BlochSimulation, String> {
+    let o = parse_options(options)?;
+    ready(simulate(cif, &o, None))
+}
 
-fn read(name: &str) -> String {
+pub(super) const QUARTZ: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/bloch/synthetic_quartz/");
+
+pub(super) fn read(name: &str) -> String {
     std::fs::read_to_string(format!("{QUARTZ}{name}")).unwrap_or_else(|e| panic!("{QUARTZ}{name}: {e}"))
 }
 
@@ -44,7 +50,7 @@ fn simulate_equals_the_library() {
     let cif = read("start.cif");
     for (solver, name, tilt) in [(Solver::Eigen, "eigen", [0.0, 0.0]), (Solver::Expm, "expm", [0.4, -0.3])] {
         let options = json!({"kv": 200, "zone": [0, 0, 1], "thicknesses": [100, 250], "gMax": 1.2, "sgMax": 0.05, "solver": name, "tilt": tilt});
-        let s = simulate(&cif, &options).unwrap();
+        let s = sim(&cif, &options).unwrap();
         let case = ZoneCase { kv: 200.0, zone: [0, 0, 1], tilt_deg: tilt, thicknesses_a: vec![100.0, 250.0], g_max: 1.2, sg_max: 0.05, ..ZoneCase::default() };
         let (hkl, want) = library(&case, solver);
         assert_eq!(s.hkl, hkl, "{name}: beams");
@@ -81,7 +87,7 @@ fn bad_simulate_options_are_named() {
         (with("thicknesses", json!([100, -1])), "options.thicknesses[1] must be a positive number"),
         (with("thicknesses", json!([])), "options.thicknesses must hold at least one"),
         (with("gMax", json!(0)), "options.gMax must be a positive number"),
-        (with("solver", json!("taylor")), "options.solver must be one of \"eigen\", \"expm\" (got \"taylor\")"),
+        (with("solver", json!("lu")), "options.solver must be one of \"eigen\", \"expm\", \"taylor\" (got \"lu\")"),
         (with("tilt", json!([1])), "options.tilt must be 2 numbers"),
         (with("absorption", json!(1)), "options.absorption must be true or false"),
         (with("thickness", json!([100])), "unknown option options.thickness"),
@@ -90,15 +96,15 @@ fn bad_simulate_options_are_named() {
         (with("reference", json!([0, 0, 2])), "options.reference"),
     ];
     for (options, want) in cases {
-        let e = simulate(&cif, &options).err().unwrap_or_else(|| panic!("{options} accepted"));
+        let e = sim(&cif, &options).err().unwrap_or_else(|| panic!("{options} accepted"));
         assert!(e.starts_with("blochSimulate: ") && e.contains(want), "{options}: {e}");
     }
-    let e = simulate("data_x\n_cell_length_a oops\n", &base).unwrap_err();
+    let e = sim("data_x\n_cell_length_a oops\n", &base).unwrap_err();
     assert!(e.starts_with("blochSimulate: cif:"), "{e}");
 }
 
 /// Native refinement never waits on anything: one poll completes it.
-fn ready<F: Future>(future: F) -> F::Output {
+pub(super) fn ready<F: Future>(future: F) -> F::Output {
     let mut future = std::pin::pin!(future);
     match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
         Poll::Ready(v) => v,

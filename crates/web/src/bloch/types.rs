@@ -1,5 +1,6 @@
-//! TypeScript declarations of `blochSimulate` / `blochRefine` (emitted into `scatterlab_web.d.ts`;
-//! web/src/bloch.ts declares the same for the wrapper).
+//! TypeScript declarations of `blochSimulate`, `blochSimulateCases`, `blochRocking` and
+//! `blochRefine` (emitted into `scatterlab_web.d.ts`; web/src/bloch.ts declares the same for the
+//! wrapper).
 
 use wasm_bindgen::prelude::*;
 
@@ -17,8 +18,10 @@ export interface BlochSimulateOptions {
   gMax?: number;
   /** Excitation-error radius |Sg| ≤ sgMax, Å⁻¹ (default 0.04). */
   sgMax?: number;
-  /** "expm" (default, any case) or "eigen" (one decomposition for all thicknesses; no absorption). */
-  solver?: "eigen" | "expm";
+  /** Where it runs: "cpu" (f64, default, whatever the handle's device) or "gpu" (WebGPU f32; no adapter rejects naming device "gpu"). */
+  device?: "cpu" | "gpu";
+  /** CPU: "expm" (default, any case) or "eigen" (one decomposition for all thicknesses; no absorption); GPU: "taylor" (default, its only one). */
+  solver?: "eigen" | "expm" | "taylor";
   /** Tilts [tx, ty] in degrees about lab x then y (default [0, 0]). */
   tilt?: [number, number];
   /** Reflection [h, k, l] whose direction (made perpendicular to the zone) is lab +x (default: the CLI's choice). */
@@ -42,10 +45,58 @@ export interface BlochSimulation {
   gXY: Float64Array;
   /** Number of beams. */
   nBeams: number;
-  solver: "eigen" | "expm";
-  /** Always "cpu" (f64). */
-  device: "cpu";
+  /** The propagator that ran. */
+  solver: "eigen" | "expm" | "taylor";
+  /** The device that ran it. */
+  device: "cpu" | "gpu";
+  /** "cpu f64", or the GPU adapter and wgpu backend. */
+  backend: string;
   /** Wall time, s. */
+  seconds: number;
+}
+/** Options of `Scatterlab.blochSimulateCases`; every field is optional. */
+export interface BlochCasesOptions {
+  /** "cpu" (default) or "gpu". */
+  device?: "cpu" | "gpu";
+  /** The propagator (the device's default). */
+  solver?: "eigen" | "expm" | "taylor";
+  /** The case ids to run, in this order (default all). */
+  ids?: string[];
+}
+/** One case of `Scatterlab.blochSimulateCases`: its intensities (thickness-major), or its error. */
+export type BlochCaseResult =
+  | { id: string; hkl: Int32Array; intensities: Float64Array; thicknesses: Float64Array; nBeams: number; device: "cpu" | "gpu"; solver: "eigen" | "expm" | "taylor"; backend: string; error?: undefined }
+  | { id: string; error: string };
+/** Tilt offsets in degrees about lab x or y (default "x"), added to `tilt`. */
+export type BlochTiltSweep =
+  | { axis?: "x" | "y"; fromDeg: number; toDeg: number; n: number }
+  | { axis?: "x" | "y"; anglesDeg: ArrayLike<number> };
+/** Options of `Scatterlab.blochRocking`: `blochSimulate`'s and the sweep. */
+export interface BlochRockingOptions extends BlochSimulateOptions {
+  tilts: BlochTiltSweep;
+}
+/** Progress of `Scatterlab.blochRocking`, after every tilt. */
+export interface BlochRockingProgress {
+  done: number;
+  total: number;
+  seconds: number;
+}
+/** Result of `Scatterlab.blochRocking`: intensities [tilt][thickness][beam] on the union of the tilts' beams (0 where absent). */
+export interface BlochRocking {
+  id: string;
+  hkl: Int32Array;
+  intensities: Float64Array;
+  /** The offsets solved, degrees. */
+  tilts: Float64Array;
+  thicknesses: Float64Array;
+  nBeams: number;
+  nTilts: number;
+  axis: "x" | "y";
+  device: "cpu" | "gpu";
+  solver: "eigen" | "expm" | "taylor";
+  backend: string;
+  /** Whether an abort stopped the sweep early. */
+  cancelled: boolean;
   seconds: number;
 }
 /** Options of `Scatterlab.blochRefine`; every field is optional. */
