@@ -9,6 +9,8 @@
 
 pub mod bloch;
 pub mod compute_job;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod file_dialog;
 pub mod gpu_engine;
 pub mod landmarks;
 #[cfg(not(target_arch = "wasm32"))]
@@ -209,6 +211,10 @@ impl ScatterlabApp {
             "error": stem.error(),
             "device": stem.device(),
             "frameTimeMs": stem.frame_time().map(|t| t.as_secs_f64() * 1e3),
+            // The pixel under the pointer (image, row, col, value, unit, position), if any.
+            "hover": stem.hover().map(|h| serde_json::json!({"image": h.image, "row": h.row, "col": h.col,
+                "value": h.value.is_finite().then_some(h.value), "unit": h.unit, "position": h.position, "text": h.text()})),
+            "columnsPerRow": stem.columns().per_row,
             "image": stem.displayed_image().map(|(digest, (lo, hi))| serde_json::json!({
                 "detector": stem.detectors.get(stem.selected).map(|d| d.name.clone()),
                 "sum": stem.virtual_image(stem.selected).map(|v| v.iter().sum::<u64>()),

@@ -106,6 +106,11 @@ impl ScriptedApp {
                     self.stage = Stage::Settling(0);
                 }
             }
+            // A Bloch simulation, sweep or refinement the commands started runs to its end first.
+            Stage::Settling(_) if self.app.bloch.is_busy() => {
+                self.stage = Stage::Settling(0);
+                ctx.request_repaint_after(std::time::Duration::from_millis(20));
+            }
             Stage::Settling(n) if n < SETTLE_FRAMES => self.stage = Stage::Settling(n + 1),
             Stage::Settling(_) => {
                 let (shot, path) = (self.shot.clone(), self.script.screenshot.clone());

@@ -227,24 +227,51 @@ impl ReflPanel {
             // Belt and braces: jobs request a repaint when done, this covers a lost wake-up.
             ui.ctx().request_repaint_after(Duration::from_millis(100));
         }
-        egui::ScrollArea::horizontal()
+        // The layer table, beam and device side by side when they fit the width (as measured
+        // last frame), else the table above the other two; scrolled within 60 % of the height
+        // so that the plots keep the rest (a narrow window neither clips nor hides them).
+        let id = egui::Id::unique("refl_inputs_widths");
+        let widths: Option<[f32; 3]> = ui.data(|d| d.get_temp(id));
+        let gap = ui.spacing().item_spacing.x;
+        let fits = |w: [f32; 3]| w.iter().sum::<f32>() + 2.0 * gap <= ui.available_width();
+        let side_by_side = widths.is_none_or(fits);
+        if widths.is_none() {
+            ui.ctx().request_repaint();
+        }
+        let mut measured = [0.0; 3];
+        egui::ScrollArea::both()
             .id_salt("refl_inputs_scroll")
+            .max_height((ui.available_height() * 0.6).max(200.0))
             .show(ui, |ui| {
-                ui.horizontal_top(|ui| {
-                    ui.group(|ui| {
+                let table = |this: &mut Self, ui: &mut egui::Ui| {
+                    let group = ui.group(|ui| {
                         ui.vertical(|ui| {
                             ui.strong("Layers (fronting medium first, substrate last)");
-                            let inputs = &mut self.inputs;
+                            let inputs = &mut this.inputs;
                             layer_table::show(ui, &mut inputs.stack, &mut inputs.materials);
-                            for e in &self.material_errors {
+                            for e in &this.material_errors {
                                 ui.colored_label(ui.visuals().error_fg_color, e);
                             }
                         });
                     });
-                    ui.group(|ui| ui.vertical(|ui| self.beam_ui(ui)));
-                    ui.group(|ui| ui.vertical(|ui| self.device_ui(ui)));
-                });
+                    group.response.rect.width()
+                };
+                let others = |this: &mut Self, ui: &mut egui::Ui| {
+                    let beam = ui.group(|ui| ui.vertical(|ui| this.beam_ui(ui)));
+                    let device = ui.group(|ui| ui.vertical(|ui| this.device_ui(ui)));
+                    [beam.response.rect.width(), device.response.rect.width()]
+                };
+                if side_by_side {
+                    ui.horizontal_top(|ui| {
+                        measured[0] = table(self, ui);
+                        [measured[1], measured[2]] = others(self, ui);
+                    });
+                } else {
+                    measured[0] = table(self, ui);
+                    ui.horizontal_top(|ui| [measured[1], measured[2]] = others(self, ui));
+                }
             });
+        ui.data_mut(|d| d.insert_temp(id, measured));
         let status = self.status_text();
         if self.error().is_some() {
             ui.colored_label(ui.visuals().error_fg_color, status);

@@ -142,11 +142,11 @@ fn plots_png_is_a_cropped_screenshot() {
     let mut pixels = vec![0; reader.output_buffer_size().expect("size")];
     let info = reader.next_frame(&mut pixels).expect("decodes");
     println!("PNG {}×{}", info.width, info.height);
-    // The plots: the 380-point curve plot, the 150-point residual plot under it (one item
-    // spacing apart), and the 8-point margin all round; nearly the window's width.
+    // The plots: the 380-point curve plot (a tall window), the 130-point residual plot under
+    // it (one item spacing apart), and the 8-point margin all round; nearly the window's width.
     let margin = scatterlab_app::refl_fit::export::PNG_MARGIN as u32;
     let spacing = egui::Style::default().spacing.item_spacing.y as u32;
-    assert_eq!(info.height, 380 + spacing + 150 + 2 * margin);
+    assert_eq!(info.height, 380 + spacing + 130 + 2 * margin);
     assert!(info.width > 1000 && info.width <= 1400, "{}", info.width);
     // Nothing clipped at the edges (the y axis label was): the outer columns and rows are
     // background only, one colour.

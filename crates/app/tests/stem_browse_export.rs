@@ -217,17 +217,19 @@ fn export_bytes_decode_to_the_workspace_numbers_with_provenance() {
     assert_eq!((w, h), (48, 48));
     assert!(samples == mean.iter().map(|&v| v as f32).collect::<Vec<_>>(), "TIFF = mean as f32");
 
-    // The PNG is the display mapping: the STEM crate's colorize with the on-screen settings.
+    // The PNG is the display mapping: the STEM crate's colorize with the on-screen settings,
+    // each value a 16 × 16 block (enlarged for the scale bar in the lower-left corner).
     let decoder = png::Decoder::new(std::io::Cursor::new(read("virtual_BF.png")));
     let mut reader = decoder.read_info().expect("PNG");
     let mut pixels = vec![0; reader.output_buffer_size().expect("size")];
     let info = reader.next_frame(&mut pixels).expect("pixels");
-    assert_eq!((info.width, info.height, info.color_type), (32, 32, png::ColorType::Rgba));
+    assert_eq!((info.width, info.height, info.color_type), (512, 512, png::ColorType::Rgba));
     let d = &stem.displays.image;
     let values: Vec<f64> = bf.iter().map(|&v| v as f64).collect();
     let (lo, hi) = d.limits_for(&values);
     let want = scatterlab_stem::reduce::colormap::colorize(&values, lo, hi, d.scale(), d.colormap).expect("colours");
-    assert!(&pixels[..info.buffer_size()] == want.as_flattened(), "PNG = colorize(BF) with the display settings");
+    let blocks: Vec<[u8; 4]> = (0..400 * 512).map(|i| want[(i / 512 / 16) * 32 + (i % 512) / 16]).collect();
+    assert!(&pixels[..400 * 512 * 4] == blocks.as_flattened(), "PNG = colorize(BF) with the display settings");
 
     // The sidecar: geometry, rotation, device, accumulation, version and the source record.
     let json: serde_json::Value = serde_json::from_slice(&read("virtual_BF.json")).expect("JSON");
@@ -299,8 +301,9 @@ fn com_exports_the_wheel_and_the_aligned_components() {
     let mut reader = decoder.read_info().expect("PNG");
     let mut pixels = vec![0; reader.output_buffer_size().expect("size")];
     let info = reader.next_frame(&mut pixels).expect("pixels");
-    assert_eq!((info.width, info.height, info.color_type), (32, 32, png::ColorType::Rgba));
-    assert!(&pixels[..info.buffer_size()] == dpc.wheel.as_flattened(), "PNG = the wheel on screen");
+    assert_eq!((info.width, info.height, info.color_type), (512, 512, png::ColorType::Rgba));
+    let blocks: Vec<[u8; 4]> = (0..400 * 512).map(|i| dpc.wheel[(i / 512 / 16) * 32 + (i % 512) / 16]).collect();
+    assert!(&pixels[..400 * 512 * 4] == blocks.as_flattened(), "PNG = the wheel on screen (16× blocks above the scale bar)");
     let wheel_npy = read("com_wheel.npy");
     let (_, body) = parse_npy(&wheel_npy);
     let magnitude: Vec<f64> = dpc.aligned.r.iter().zip(&dpc.aligned.c).map(|(r, c)| r.hypot(*c)).collect();

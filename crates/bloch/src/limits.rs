@@ -6,12 +6,28 @@
 //! matrix): that must be an error naming the input before the allocation, never an abort. The
 //! defaults are generous for real data (N up to a few thousand beams, MicroED-size cells, 10⁴
 //! tilts or thicknesses); a caller who legitimately needs more raises them ([`Limits`] fields,
-//! `scatterlab bloch simulate --max-beams/--max-grid-points`).
+//! `scatterlab bloch simulate --max-beams/--max-grid-points/--max-work`).
+//!
+//! Time is budgeted the same way: every size may be legal and the product still hours of solver
+//! work (sg_max ≥ 100 Å⁻¹ keeps every beam of g_solve, ~2000 beams, at each of many thicknesses or
+//! tilts). The solver work of a simulation is estimated from its beam counts before the first
+//! matrix is built ([`Limits::check_work`]), so such a case is a named error at once, not an
+//! unannounced wait.
 
 use scatterlab_core::InputError;
 
 use crate::beams::Mat3;
+use crate::solve::Solver;
 use crate::BlochError;
+
+/// Complex multiply-adds of one Hermitian eigendecomposition of an N×N matrix, per N³
+/// (tridiagonalisation 4/3, back-transformation 2, divide and conquer's products and the
+/// eigenvector projections; rounded up).
+const EIGEN_WORK_PER_CUBE: f64 = 10.0;
+
+/// Complex multiply-adds of one Padé-13 scaling-and-squaring exponential, per N³: six products,
+/// the LU solve (~1.3) and a typical ~5 squarings.
+const EXPM_WORK_PER_CUBE: f64 = 12.0;
 
 /// Bytes the solvers hold per matrix entry: ~10 complex f64 N×N work matrices (expm's Padé
 /// powers, the LU, the squarings; the eigensolver's vectors and workspace).
@@ -30,11 +46,15 @@ pub struct Limits {
     pub max_thicknesses: usize,
     /// Most intensities one simulation reports, thicknesses × beams (default 10⁸: 0.8 GB).
     pub max_intensities: u64,
+    /// Most estimated solver work of one simulation, in complex multiply-adds (default 2·10¹³:
+    /// about an hour of one core at the ~5·10⁹ per second measured on the expm path; a 4096-beam
+    /// case at ten thicknesses is 8·10¹²). See [`Limits::solver_work`].
+    pub max_work: f64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { max_beams: 4096, max_grid_points: 1 << 27, max_tilts: 10_000, max_thicknesses: 10_000, max_intensities: 100_000_000 }
+        Self { max_beams: 4096, max_grid_points: 1 << 27, max_tilts: 10_000, max_thicknesses: 10_000, max_intensities: 100_000_000, max_work: 2e13 }
     }
 }
 
@@ -110,6 +130,51 @@ impl Limits {
     }
 }
 
+/// Estimated solver work (complex multiply-adds) of solving matrices of `beam_counts` beams each at
+/// `thicknesses` thicknesses: eigen decomposes each matrix once (the thicknesses then cost N² each),
+/// expm takes one exponential per matrix and thickness.
+pub fn solver_work(beam_counts: &[usize], thicknesses: usize, solver: Solver) -> f64 {
+    let t = thicknesses as f64;
+    beam_counts
+        .iter()
+        .map(|&n| {
+            let n = n as f64;
+            match solver {
+                Solver::Eigen => EIGEN_WORK_PER_CUBE * n.powi(3) + t * n * n,
+                Solver::Expm => EXPM_WORK_PER_CUBE * n.powi(3) * t,
+            }
+        })
+        .sum()
+}
+
+impl Limits {
+    /// Checks the estimated solver work ([`solver_work`]) of `object`'s matrices against
+    /// [`Limits::max_work`] before the first one is built; the error names the object, the
+    /// matrices, the estimate and the limit, and how to lower or raise it.
+    pub fn check_work(&self, object: &str, beam_counts: &[usize], thicknesses: usize, solver: Solver) -> Result<(), BlochError> {
+        let work = solver_work(beam_counts, thicknesses, solver);
+        if work <= self.max_work {
+            return Ok(());
+        }
+        let largest = beam_counts.iter().copied().max().unwrap_or(0);
+        let hint = match solver {
+            Solver::Expm => "; the eigen solver decomposes once for all thicknesses (non-absorptive cases)",
+            Solver::Eigen => "",
+        };
+        Err(too_large(
+            object,
+            format!(
+                "~{work:.2e} complex multiply-adds of solver work ({} matri{} of up to {largest} beams, {thicknesses} thickness(es), {solver:?}) \
+                 exceed the work budget of {:.2e}{hint}; lower g_solve, sg_max, the tilts or thicknesses, or raise the budget \
+                 (Limits::max_work; --max-work in the CLI, in units of 10⁹)",
+                beam_counts.len(),
+                if beam_counts.len() == 1 { "x" } else { "ces" },
+                self.max_work
+            ),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +194,18 @@ mod tests {
         assert!(limits.check_series("s", 10_001, 1).unwrap_err().to_string().contains("thicknesses"));
         assert!(limits.check_series("s", 1, 10_001).unwrap_err().to_string().contains("tilt"));
         assert!(limits.check_intensities("s", 100_000, 2000).is_err());
+    }
+
+    #[test]
+    fn work_is_estimated_per_solver_and_budgeted() {
+        // 1000³ = 1e9: eigen 10·N³ once + N² per thickness; expm 12·N³ per thickness.
+        assert_eq!(solver_work(&[1000], 3, Solver::Eigen), 1e10 + 3e6);
+        assert_eq!(solver_work(&[1000, 1000], 3, Solver::Expm), 7.2e10);
+        let limits = Limits::default();
+        assert!(limits.check_work("case \"ok\"", &[4096], 10, Solver::Expm).is_ok());
+        let message = limits.check_work("case \"heavy\"", &[4096; 3], 10, Solver::Expm).unwrap_err().to_string();
+        for part in ["case \"heavy\"", "2.47e13", "3 matrices of up to 4096 beams", "10 thickness(es)", "2.00e13", "eigen", "--max-work"] {
+            assert!(message.contains(part), "{part}: {message}");
+        }
     }
 }

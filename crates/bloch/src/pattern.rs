@@ -97,6 +97,7 @@ impl Simulation {
         let hkl = self.select_beams(table, &optics, &self.orientation, Cutoff::Inclusive)?;
         limits.check_beams(hkl.len(), &self.beam_source(&object))?;
         limits.check_intensities(&object, self.thicknesses_a.len(), hkl.len())?;
+        limits.check_work(&object, &[hkl.len()], self.thicknesses_a.len(), method.solver)?;
         let matrix = self.matrix(table, &optics, &self.orientation, &hkl, method.conventions)?;
         let intensities = intensities(&matrix, &self.thicknesses_a, method.solver, &object)?;
         Ok(Pattern { hkl, intensities })

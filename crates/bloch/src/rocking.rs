@@ -68,6 +68,11 @@ pub(crate) fn rocking_pattern(
         limits.check_beams(union.len(), &simulation.beam_source(&format!("{object}, union of the tilts' beams")))?;
     }
     limits.check_intensities(&object, simulation.thicknesses_a.len(), union.len())?;
+    let solved: Vec<usize> = match rocking.coupling {
+        Coupling::PerTilt => per_tilt.iter().map(Vec::len).collect(),
+        Coupling::Union => vec![union.len(); per_tilt.len()],
+    };
+    limits.check_work(&object, &solved, simulation.thicknesses_a.len(), method.solver)?;
 
     let thicknesses = &simulation.thicknesses_a;
     let mut sums: BTreeMap<Hkl, Vec<f64>> = union.iter().map(|&h| (h, vec![0.0; thicknesses.len()])).collect();

@@ -193,6 +193,15 @@ impl CaseInput {
 
     /// [`CaseInput::run`] with the structure-factor grid and every simulation size held to `limits`.
     pub fn run_within(&self, crystal: &Crystal, method: Method, limits: &Limits) -> Result<(Vec<Hkl>, Vec<Vec<f64>>), BlochError> {
+        self.run_reusing(crystal, method, limits, &mut None)
+    }
+
+    /// [`CaseInput::run_within`], taking the structure factors from `last` when it holds this
+    /// case's table (same crystal, grid radius, energy and absorption) and leaving this case's
+    /// table there: a file of many cases on one crystal (thickness or orientation series)
+    /// computes the grid once instead of per case, which dominated such files (2000 small cases
+    /// took minutes). One table is held, so memory stays that of one case.
+    fn run_reusing(&self, crystal: &Crystal, method: Method, limits: &Limits, last: &mut Option<(TableKey, StructureFactors)>) -> Result<(Vec<Hkl>, Vec<Vec<f64>>), BlochError> {
         if self.absorption && method.solver == Solver::Eigen {
             return Err(BlochError::Numerical {
                 object: format!("case {:?}", self.id),
@@ -200,11 +209,21 @@ impl CaseInput {
             });
         }
         let simulation = self.simulation(crystal)?;
-        let table = StructureFactors::compute_within(crystal, self.grid_radius(), self.energy_ev, self.absorption, limits)?;
-        let pattern = simulation.run_within(&table, method, limits)?;
+        let key: TableKey = (self.crystal.clone(), self.grid_radius().to_bits(), self.energy_ev.to_bits(), self.absorption);
+        let table = match last.take() {
+            Some((held, table)) if held == key => table,
+            _ => StructureFactors::compute_within(crystal, self.grid_radius(), self.energy_ev, self.absorption, limits)?,
+        };
+        let pattern = simulation.run_within(&table, method, limits);
+        *last = Some((key, table));
+        let pattern = pattern?;
         Ok((pattern.hkl, pattern.intensities))
     }
 }
+
+/// What a structure-factor table depends on besides the CIF: crystal name, grid radius and
+/// energy (bit patterns: equal inputs only), absorption.
+type TableKey = (String, u64, u64, bool);
 
 /// Parses a cases file (an error names the file's structural problem).
 pub fn parse_cases(text: &str) -> Result<CasesFile, BlochError> {
@@ -227,6 +246,7 @@ pub fn simulate_within(file: &CasesFile, method: Method, limits: &Limits) -> Res
 /// progress bar over long files (rocking cases take seconds each).
 pub fn simulate_with_progress(file: &CasesFile, method: Method, limits: &Limits, progress: &mut dyn FnMut(usize, usize)) -> ResultsFile {
     let mut crystals: BTreeMap<&str, Result<Crystal, BlochError>> = BTreeMap::new();
+    let mut last_table = None;
     let total = file.cases.len();
     let cases = file
         .cases
@@ -237,7 +257,7 @@ pub fn simulate_with_progress(file: &CasesFile, method: Method, limits: &Limits,
                 Some(entry) => parse_cif(&case.crystal, &entry.cif),
                 None => Err(InputError::new(format!("case {:?}: crystal {:?}", case.id, case.crystal), "not in the file's crystals").into()),
             });
-            let result = crystal.as_ref().map_err(Clone::clone).and_then(|crystal| case.run_within(crystal, method, limits));
+            let result = crystal.as_ref().map_err(Clone::clone).and_then(|crystal| case.run_reusing(crystal, method, limits, &mut last_table));
             progress(done + 1, total);
             match result {
                 Ok((hkl, intensities)) => CaseOutput { id: case.id.clone(), hkl: Some(hkl), intensities: Some(intensities), error: None },
@@ -289,5 +309,28 @@ mod tests {
         assert_eq!(json["cases"][0]["I"].as_array().unwrap().len(), 2);
         assert!(json["cases"][1].get("I").is_none() && json["cases"][1]["error"].is_string());
         assert!(parse_cases("{\"cases\": 3}").is_err());
+    }
+
+    #[test]
+    fn a_reused_structure_factor_table_gives_the_case_alone_bit_for_bit() {
+        // Cases 1 and 2 reuse case 0's table (same crystal, radius, energy); case 3 (other energy)
+        // and case 4 (absorptive) compute their own; each equals the case run alone.
+        let cases = [
+            case("a", "toy", ""),
+            case("b", "toy", r#","kind":"rocking","tilt_semiangle_deg":0.2,"n_tilts":3"#),
+            case("c", "toy", ""),
+            case("d", "toy", "").replace("200000", "300000"),
+            case("e", "toy", r#","absorption":true"#),
+        ];
+        let file = |cases: &[String]| {
+            parse_cases(&format!(r#"{{"crystals":{{"toy":{{"cif":{}}}}},"cases":[{}]}}"#, serde_json::to_string(CIF).unwrap(), cases.join(","))).unwrap()
+        };
+        let together = simulate(&file(&cases), Method::default());
+        for (i, alone) in cases.iter().enumerate() {
+            let single = simulate(&file(std::slice::from_ref(alone)), Method::default());
+            assert!(single.cases[0].error.is_none(), "{:?}", single.cases[0].error);
+            assert_eq!(together.cases[i], single.cases[0], "case {i}");
+        }
+        assert_ne!(together.cases[0].intensities, together.cases[3].intensities);
     }
 }

@@ -9,6 +9,7 @@ use scatterlab_bloch::matrix::Conventions;
 use scatterlab_bloch::pattern::Method;
 use scatterlab_bloch::simulate::{parse_cases, simulate_within, CaseOutput};
 use scatterlab_bloch::solve::{Solver, MAX_THICKNESS_A};
+use scatterlab_bloch::limits::solver_work;
 use scatterlab_bloch::Limits;
 use serde_json::{json, Value};
 
@@ -149,4 +150,42 @@ fn thicknesses_beyond_the_physical_limit_are_errors_and_the_limit_is_exact() {
         let worst = row_x.iter().zip(row_e).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
         assert!(worst < 1e-6, "expm vs eigen at {MAX_THICKNESS_A} Å: {worst:e}");
     }
+}
+
+#[test]
+fn heavy_legal_cases_are_work_budget_errors_before_anything_is_solved() {
+    // The campaign's timeouts: sg_max 1e9 Å⁻¹ keeps every beam inside g_solve (~2000 at 3 thicknesses,
+    // minutes of expm), legal sizes all. The budget is checked on the beam counts before a matrix is built.
+    let plain = run(vec![si_case("plain", |_| {}, same)], Solver::Expm, &Limits::default());
+    let beams = plain[0].hkl.as_ref().expect("plain case runs").len();
+    let thicknesses = fixture()["cases"][0]["thicknesses_A"].as_array().expect("thicknesses").len();
+    assert_eq!(beams, 169);
+    let exact = solver_work(&[beams], thicknesses, Solver::Expm);
+    assert_eq!(exact, 12.0 * 169f64.powi(3) * thicknesses as f64);
+    // At the estimate the case runs and equals the default run; one multiply-add below it is refused.
+    let at = run(vec![si_case("plain", |_| {}, same)], Solver::Expm, &Limits { max_work: exact, ..Limits::default() });
+    assert_eq!(at[0].intensities, plain[0].intensities);
+    let below = run(vec![si_case("plain", |_| {}, same)], Solver::Expm, &Limits { max_work: exact - 1.0, ..Limits::default() });
+    let error = error_of(&below[0]);
+    for part in ["simulation \"plain\"", "1 matrix of up to 169 beams", &format!("{thicknesses} thickness(es)"), "work budget", "eigen", "--max-work"] {
+        assert!(error.contains(part), "{part}: {error}");
+    }
+    // sg_max 1e9: thousands of beams, refused at once under a 1e11 budget (the default lets it run for minutes).
+    let wide = si_case("wide", |c| c["sg_max_invA"] = json!(1e9), same);
+    let out = run(vec![wide], Solver::Expm, &Limits { max_work: 1e11, ..Limits::default() });
+    let error = error_of(&out[0]);
+    assert!(error.contains("simulation \"wide\"") && error.contains("exceed the work budget of 1.00e11"), "{error}");
+    // A rocking curve counts one matrix per tilt (eigen: no per-thickness exponential).
+    let rocking = si_case(
+        "rock",
+        |c| {
+            c["kind"] = json!("rocking");
+            c["tilt_semiangle_deg"] = json!(0.5);
+            c["n_tilts"] = json!(40);
+        },
+        same,
+    );
+    let out = run(vec![rocking], Solver::Eigen, &Limits { max_work: 1e8, ..Limits::default() });
+    let error = error_of(&out[0]);
+    assert!(error.contains("simulation \"rock\"") && error.contains("40 matrices") && !error.contains("eigen solver decomposes"), "{error}");
 }

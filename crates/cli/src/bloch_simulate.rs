@@ -1,5 +1,5 @@
 //! `scatterlab bloch simulate <cases.json> [--device cpu|gpu] [--solver eigen|expm|taylor]
-//! [--conventions diffbloch|abtem] [--max-beams N] [--max-grid-points N] --out <results.json>`:
+//! [--conventions diffbloch|abtem] [--max-beams N] [--max-grid-points N] [--max-work G] --out <results.json>`:
 //! every case of a Bloch cases file (the fixture's format; reference results in it are never
 //! read) as `{"solver", "solver_from", "device", "cases": [{"id", "hkl", "I", "thicknesses_A",
 //! "g_invA", "Sg_invA", …}]}`; or, with `--cif f.cif --kv … --zone … --thickness …`, one case
@@ -54,7 +54,7 @@ pub struct Args<'a> {
     pub conventions: ConventionsArg,
     /// `--device`.
     pub device: DeviceKind,
-    /// `--max-beams`, `--max-grid-points` (the other limits keep their defaults).
+    /// `--max-beams`, `--max-grid-points`, `--max-work` (the other limits keep their defaults).
     pub limits: Limits,
     /// Where the results go.
     pub out: &'a Path,

@@ -99,6 +99,10 @@ enum BlochCommand {
         /// Most points of the hkl box of a structure-factor grid (radius 2·g_solve + 0.5); a larger grid is that case's error.
         #[arg(long, default_value_t = scatterlab_bloch::Limits::default().max_grid_points)]
         max_grid_points: u64,
+        /// Most estimated solver work of one case, in 10⁹ complex multiply-adds (eigen ~10 N³ per matrix, expm ~12 N³ per
+        /// matrix and thickness; ~5 per second per core); a heavier case is that case's error before anything is solved.
+        #[arg(long, default_value_t = scatterlab_bloch::Limits::default().max_work / 1e9, value_parser = positive_budget)]
+        max_work: f64,
         /// Where to write the results JSON.
         #[arg(long)]
         out: PathBuf,
@@ -283,6 +287,14 @@ enum ReflCommand {
     },
 }
 
+/// `--max-work`: a finite positive number (NaN would refuse every case with a confusing message).
+fn positive_budget(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("{text:?} is not a finite positive number")),
+    }
+}
+
 /// Output piped into `head` and the like: end quietly when the reader goes away, as Unix tools
 /// do, instead of panicking in `println!` with a backtrace (Rust ignores SIGPIPE by default).
 fn quiet_broken_pipe() {
@@ -327,8 +339,8 @@ fn main() -> ExitCode {
         Domain::Stem { command: StemCommand::Ssb { master, center, bf, rotation_deg, transpose, c10, c12, phi12, dk, scan, fit, fit_rotation, device, out } } => {
             stem_ssb::run(&stem_ssb::Args { master: &master, center, bf, rotation_deg, transpose, c10, c12, phi12, dk, scan, fit, fit_rotation, device, out: &out })
         }
-        Domain::Bloch { command: BlochCommand::Simulate { cases, cif, solver, conventions, device, max_beams, max_grid_points, out } } => {
-            let limits = scatterlab_bloch::Limits { max_beams, max_grid_points, ..Default::default() };
+        Domain::Bloch { command: BlochCommand::Simulate { cases, cif, solver, conventions, device, max_beams, max_grid_points, max_work, out } } => {
+            let limits = scatterlab_bloch::Limits { max_beams, max_grid_points, max_work: max_work * 1e9, ..Default::default() };
             bloch_simulate::run(&bloch_simulate::Args { cases: cases.as_deref(), cif: &cif, solver, conventions, device, limits, out: &out })
         }
         Domain::Bloch { command: BlochCommand::Refine { experiment, optimizer, device, max_iter, objective, out } } => {

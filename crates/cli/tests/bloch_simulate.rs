@@ -305,3 +305,38 @@ fn flags_that_make_no_sense_are_named_errors() {
         assert!(help.contains(part), "{part}: {help}");
     }
 }
+
+#[test]
+fn a_heavy_legal_case_is_a_work_budget_error_before_it_is_solved() {
+    // Issue 25's campaign timeouts: sg_max 1e9 Å⁻¹ keeps every beam inside g_solve (~2000 beams, minutes
+    // of expm); every size is legal, so only the work budget (--max-work, in 1e9 multiply-adds) refuses it.
+    let reference = read(&fixture());
+    let mut good = reference["cases"][0].clone();
+    good["id"] = Value::from("good");
+    let mut wide = good.clone();
+    wide["id"] = Value::from("wide");
+    wide["sg_max_invA"] = Value::from(1e9);
+    let cases = scratch("work_budget_cases.json");
+    let file = serde_json::json!({ "crystals": { "Si": reference["crystals"]["Si"].clone() }, "cases": [good, wide] });
+    std::fs::write(&cases, file.to_string()).unwrap();
+    let out = scratch("work_budget.json");
+    let run = run_cli(&["bloch", "simulate", cases.to_str().unwrap(), "--max-work", "20", "--out", out.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success() && stderr.contains("1 of 2 case(s) failed") && !stderr.contains("panicked"), "{stderr}");
+    let got = read(&out);
+    let error = got["cases"][1]["error"].as_str().unwrap_or("");
+    for part in ["simulation \"wide\"", "complex multiply-adds", "exceed the work budget of 2.00e10", "--max-work"] {
+        assert!(error.contains(part), "{part}: {error}");
+    }
+    let sum: f64 = got["cases"][0]["I"][0].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).sum();
+    assert!((sum - 1.0).abs() < 1e-9, "{sum}");
+    // The default budget (2e13, ~1 h of one core) is in the help; a budget that is not a positive number is refused.
+    let help = String::from_utf8_lossy(&run_cli(&["bloch", "simulate", "--help"]).stdout).into_owned();
+    assert!(help.contains("--max-work") && help.contains("[default: 20000]"), "{help}");
+    for bad in ["0", "-1", "nan", "inf"] {
+        let flag = format!("--max-work={bad}");
+        let run = run_cli(&["bloch", "simulate", cases.to_str().unwrap(), &flag, "--out", out.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success() && stderr.contains("--max-work") && stderr.contains("not a finite positive number"), "{bad}: {stderr}");
+    }
+}

@@ -89,9 +89,17 @@ impl BlochPanel {
             BlochTab::Simulate => simulate_view::ui(&mut self.simulate, &self.crystal, ui),
             BlochTab::Refine => refine_view::ui(&mut self.refine, ui),
         }
-        if self.simulate.is_running() || self.refine.is_running() || self.crystal.is_waiting() || self.refine.is_waiting() {
-            ui.ctx().request_repaint();
+        if self.is_busy() {
+            // Poll the jobs ten times a second rather than painting every frame: in the browser
+            // (software WebGPU on some machines) continuous painting would load the very thread
+            // the Worker keeps free; input still repaints at once.
+            ui.ctx().request_repaint_after(std::time::Duration::from_millis(100));
         }
+    }
+
+    /// Whether a simulation, sweep, refinement or file pick is under way.
+    pub fn is_busy(&self) -> bool {
+        self.simulate.is_running() || self.refine.is_running() || self.crystal.is_waiting() || self.refine.is_waiting()
     }
 
     /// Opens dropped files: an experiment when a YAML is among them (Refine), else a CIF (Crystal).

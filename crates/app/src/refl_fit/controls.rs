@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use super::update::fmt_chi2;
 use super::roles::stack_order;
+use super::update::fmt_chi2;
 use super::{params, FitPanel, Method, Start};
 use crate::gpu_engine::GpuEngine;
 use crate::{Device, ReflInputs};
@@ -15,34 +15,69 @@ impl FitPanel {
             // Progress arrives from the job with a repaint request; this covers a lost wake-up.
             ui.ctx().request_repaint_after(Duration::from_millis(100));
         }
-        egui::ScrollArea::vertical()
+        egui::ScrollArea::both()
             .id_salt("refl_fit_scroll")
             .show(ui, |ui| {
-                ui.horizontal_top(|ui| {
-                    ui.group(|ui| ui.vertical(|ui| self.load_ui(ui, inputs)));
-                    ui.group(|ui| ui.vertical(|ui| self.fit_ui(ui, gpu)));
-                });
+                self.pair(
+                    ui,
+                    "controls",
+                    |this, ui| this.load_ui(ui, inputs),
+                    |this, ui| this.fit_ui(ui, gpu),
+                );
                 self.status_ui(ui);
                 self.pending_ui(ui);
+                // The plots come before the tables, so a fit's curves show without scrolling
+                // (1280 × 800); the parameter table and results follow.
+                self.plots_ui(ui);
+                self.export_ui(ui);
                 // Without a model there is nothing to list: no empty frames in the empty state.
                 let order = self.model.as_ref().map(|m| stack_order(m.file()));
                 if let Some(order) = order {
-                    ui.horizontal_top(|ui| {
-                        ui.group(|ui| ui.vertical(|ui| self.params_ui(ui)));
-                        ui.group(|ui| {
-                            ui.vertical(|ui| {
-                                self.datasets_ui(ui);
-                                if let Some(r) = &self.result {
-                                    ui.separator();
-                                    params::results(ui, r, &order);
-                                }
-                            })
-                        });
-                    });
+                    self.pair(
+                        ui,
+                        "tables",
+                        |this, ui| this.params_ui(ui),
+                        |this, ui| {
+                            this.datasets_ui(ui);
+                            if let Some(r) = &this.result {
+                                ui.separator();
+                                params::results(ui, r, &order);
+                            }
+                        },
+                    );
                 }
-                self.plots_ui(ui);
-                self.export_ui(ui);
             });
+    }
+
+    /// Two groups side by side when their widths (measured the frame before) fit the window,
+    /// else one under the other: a narrow window stacks them instead of clipping the second.
+    fn pair(
+        &mut self,
+        ui: &mut egui::Ui,
+        name: &str,
+        first: impl FnOnce(&mut Self, &mut egui::Ui),
+        second: impl FnOnce(&mut Self, &mut egui::Ui),
+    ) {
+        let id = egui::Id::unique(("refl_fit_pair", name));
+        let widths: Option<[f32; 2]> = ui.data(|d| d.get_temp(id));
+        let gap = ui.spacing().item_spacing.x;
+        let beside = widths.is_none_or(|[a, b]| a + b + gap <= ui.available_width());
+        let mut measured = [0.0f32; 2];
+        let draw = |this: &mut Self, ui: &mut egui::Ui| {
+            let first = ui.group(|ui| ui.vertical(|ui| first(this, ui)));
+            measured[0] = first.response.rect.width();
+            let second = ui.group(|ui| ui.vertical(|ui| second(this, ui)));
+            measured[1] = second.response.rect.width();
+        };
+        if beside {
+            ui.horizontal_top(|ui| draw(self, ui));
+        } else {
+            draw(self, ui);
+        }
+        if widths.is_none() {
+            ui.ctx().request_repaint();
+        }
+        ui.data_mut(|d| d.insert_temp(id, measured));
     }
 
     /// Model source, path field or file picker, and the layer-table model.
@@ -63,6 +98,21 @@ impl FitPanel {
                 .accessible_name("file path");
             let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
             if ui.button("Load").clicked() || enter {
+                let path = self.path.clone();
+                self.load_path(&path);
+            }
+            let browse = ui.add_enabled(!self.open_dialog.is_open(), egui::Button::new("Browse…"));
+            if browse
+                .on_hover_text("Pick the file in the system's dialog; it loads at once")
+                .clicked()
+            {
+                let ask = crate::file_dialog::Ask::OpenFile {
+                    title: "Load a model, fit task or data file",
+                };
+                self.open_dialog.start(ask, ui.ctx());
+            }
+            if let Some(path) = self.open_dialog.take() {
+                self.path = path.display().to_string();
                 let path = self.path.clone();
                 self.load_path(&path);
             }

@@ -7,6 +7,12 @@ use super::q_units::QUnit;
 use super::{corner, plot, residuals, FitPanel, FitView};
 use crate::refl_panel::profile_plot;
 
+/// Height of the residual plot, points.
+const RESIDUALS_HEIGHT: f32 = 130.0;
+/// What the window holds besides the data plot when everything fits (top bar, tabs, the load
+/// and fit controls, status, the view row, the residuals), points.
+const PLOTS_BELOW: f32 = 470.0;
+
 impl FitPanel {
     /// Loaded curves: energy, polarisation and target chosen by the user, then Attach.
     pub(super) fn pending_ui(&mut self, ui: &mut egui::Ui) {
@@ -140,11 +146,13 @@ impl FitPanel {
         if self.model().is_none() {
             return;
         }
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.label("view:");
             for view in FitView::ALL {
                 ui.selectable_value(&mut self.view, view, view.label());
             }
+            // The wheel scrolls the page over the plots; zoom is on a modifier.
+            ui.weak("plots: drag to pan · Ctrl + wheel to zoom · double-click to reset");
         });
         let Some(model) = self.model() else { return };
         let series = match self.curves().map(|c| &c.curves) {
@@ -157,7 +165,9 @@ impl FitPanel {
         };
         let profile = model_profile(model, self.profile_dataset, model.values());
         let width = ui.available_width();
-        let main = egui::vec2((width * 0.64).max(200.0), 380.0);
+        // Shorter plots in short windows: data and residuals fit under the controls at 800 px.
+        let tall = (ui.ctx().content_rect().height() - PLOTS_BELOW).clamp(220.0, 380.0);
+        let main = egui::vec2((width * 0.64).max(200.0), tall);
         let residuals = match self.curves().map(|c| &c.curves) {
             Some(Ok(curves)) => residuals::series(model, curves),
             _ => Vec::new(),
@@ -166,10 +176,11 @@ impl FitPanel {
             .horizontal_top(|ui| {
                 let data_rect = ui
                     .vertical(|ui| {
-                        let rect = plot::show(ui, self.view, series, main);
+                        let (rect, bounds) = plot::show(ui, self.view, series, main);
+                        self.plot_bounds = Some(bounds);
                         // Only datasets with dR have residuals in units of σ.
                         if !residuals.is_empty() {
-                            let size = egui::vec2(main.x, 150.0);
+                            let size = egui::vec2(main.x, RESIDUALS_HEIGHT);
                             residuals::show(ui, residuals, size, plot::x_link());
                         }
                         rect
@@ -203,13 +214,27 @@ impl FitPanel {
         if self.model().is_none() {
             return;
         }
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.strong("Export");
             #[cfg(not(target_arch = "wasm32"))]
             {
                 let label = ui.label("to folder");
                 ui.add(egui::TextEdit::singleline(&mut self.export_dir).desired_width(240.0))
                     .labelled_by(label.id);
+                let choose =
+                    ui.add_enabled(!self.export_dialog.is_open(), egui::Button::new("Choose…"));
+                if choose
+                    .on_hover_text("Pick the folder in the system's dialog")
+                    .clicked()
+                {
+                    let ask = crate::file_dialog::Ask::Folder {
+                        title: "Export into folder",
+                    };
+                    self.export_dialog.start(ask, ui.ctx());
+                }
+                if let Some(dir) = self.export_dialog.take() {
+                    self.export_dir = dir.display().to_string();
+                }
             }
             for (what, label) in [
                 (Export::ModelJson, "model JSON"),

@@ -126,6 +126,14 @@ pub struct FitPanel {
     ),
     /// Screen rectangle of the plots, for cropping a screenshot.
     plot_rect: Option<egui::Rect>,
+    /// The data plot's bounds `[q min, q max, y min, y max]` (moved by a pan or zoom).
+    plot_bounds: Option<[f64; 4]>,
+    /// Desktop: the open dialog ("Browse…") in flight.
+    #[cfg(not(target_arch = "wasm32"))]
+    open_dialog: crate::file_dialog::Pending,
+    /// Desktop: the export-folder dialog in flight.
+    #[cfg(not(target_arch = "wasm32"))]
+    export_dialog: crate::file_dialog::Pending,
 }
 
 impl Default for FitPanel {
@@ -152,6 +160,11 @@ impl Default for FitPanel {
             incoming: mpsc::channel(),
             shots: mpsc::channel(),
             plot_rect: None,
+            plot_bounds: None,
+            #[cfg(not(target_arch = "wasm32"))]
+            open_dialog: Default::default(),
+            #[cfg(not(target_arch = "wasm32"))]
+            export_dialog: Default::default(),
         }
     }
 }
@@ -160,6 +173,16 @@ impl FitPanel {
     /// The current model (with the table's values), if one is loaded.
     pub fn model(&self) -> Option<&Model> {
         self.model.as_ref()
+    }
+
+    /// Where the data, residual and profile plots were drawn last (screen points).
+    pub fn plot_rect(&self) -> Option<egui::Rect> {
+        self.plot_rect
+    }
+
+    /// The bounds the data plot showed last: `[q min, q max, y min, y max]` (q in Å⁻¹).
+    pub fn plot_bounds(&self) -> Option<[f64; 4]> {
+        self.plot_bounds
     }
 
     /// The last finished fit.

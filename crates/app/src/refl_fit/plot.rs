@@ -111,21 +111,24 @@ pub fn x_link() -> egui::Id {
     egui::Id::unique("refl_fit_x_link")
 }
 
-/// Draws the data plot; returns its screen rectangle.
+/// Draws the data plot; returns its screen rectangle and the bounds shown, `[q min, q max,
+/// y min, y max]` (what a pan or zoom changes).
 pub fn show(
     ui: &mut egui::Ui,
     view: FitView,
     series: Vec<DataSeries>,
     size: egui::Vec2,
-) -> egui::Rect {
+) -> (egui::Rect, [f64; 4]) {
     // Bars, points and the model curve of a dataset share its legend entry (and its colour).
-    Plot::new("refl_fit_plot")
+    let shown = Plot::new("refl_fit_plot")
         .legend(Legend::default().color_conflict_handling(ColorConflictHandling::PickLast))
         .width(size.x)
         .height(size.y)
         .link_axis(x_link(), [true, false])
         .x_axis_label("q (Å⁻¹)")
         .y_axis_label(view.y_label())
+        // The wheel scrolls the page; Ctrl + wheel zooms, drag pans, double-click resets.
+        .allow_scroll(false)
         .show(ui, |plot_ui| {
             for (i, s) in series.into_iter().enumerate() {
                 let color = color(i);
@@ -149,9 +152,10 @@ pub fn show(
                         .id(("refl_fit_model", i)),
                 );
             }
-        })
-        .response
-        .rect
+        });
+    let bounds = shown.transform.bounds();
+    let ([x0, y0], [x1, y1]) = (bounds.min(), bounds.max());
+    (shown.response.rect, [x0, x1, y0, y1])
 }
 
 /// `bins` equal bins spanning the samples: (centre, width, count) each; empty for no samples.

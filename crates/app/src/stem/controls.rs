@@ -28,6 +28,7 @@ pub fn display_controls(ui: &mut egui::Ui, id: &str, d: &mut Display) {
     ui.horizontal(|ui| {
         ui.checkbox(&mut d.auto, "auto").on_hover_text("Limits at the percentiles of the values");
         if d.auto {
+            ui.checkbox(&mut d.centred, "±").on_hover_text("Signed data: limits symmetric about 0 (± the upper percentile of |v|), 0 at the colormap's centre");
             let [lo, hi] = &mut d.percentiles;
             let (l, h) = (*lo, *hi);
             ui.add(egui::DragValue::new(lo).range(0.0..=h).speed(0.1).suffix(" %"));

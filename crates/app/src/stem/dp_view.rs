@@ -6,6 +6,8 @@
 use egui::{Color32, Key, Modifiers, Pos2, Rect, Response, Stroke};
 
 use super::detectors::{Detector, Handle, Shape};
+use super::readout::{hover, Place};
+use super::scale::PixelSize;
 use super::view::scale_bar;
 use super::{DpSource, Drag, StemPanel};
 
@@ -92,8 +94,16 @@ impl StemPanel {
             painter.line_segment([c - egui::vec2(4.0, 0.0), c + egui::vec2(4.0, 0.0)], s);
             painter.line_segment([c - egui::vec2(0.0, 4.0), c + egui::vec2(0.0, 4.0)], s);
             if let Some(mrad) = calibration.mrad_per_px(p.radius) {
-                scale_bar(&painter, response.rect, det[1], mrad, "mrad");
+                scale_bar(&painter, response.rect, det[1], PixelSize::Mrad(mrad));
             }
+        }
+        let place = match self.probe.and_then(|p| Some((calibration.mrad_per_px(p.radius)?, p.center))) {
+            Some((mrad, centre)) => Place::Pattern(PixelSize::Mrad(mrad), centre),
+            None => Place::None,
+        };
+        let unit = if self.dp_source == DpSource::Max { "counts" } else { "counts/frame" };
+        if let Some(h) = hover(ui, &response, &self.views.dp, "diffraction pattern", unit, place) {
+            self.hover = Some(h);
         }
     }
 

@@ -16,16 +16,21 @@ pub mod dpc;
 pub mod example;
 pub mod export;
 pub mod gpu_live;
+pub mod layout;
 pub mod loader;
 pub mod open;
+pub mod readout;
 pub mod resident;
+pub mod scale;
 pub mod ssb;
 pub mod staged;
 pub mod staged_open;
 pub mod view;
 
+mod access;
 mod controls;
 mod dp_view;
+mod dpc_ui;
 mod ui;
 mod update;
 
@@ -74,12 +79,14 @@ pub struct Displays {
     pub image: Display,
     /// The iDPC phase.
     pub idpc: Display,
+    /// The CoM row and column components (signed: diverging, centred at 0).
+    pub com: Display,
 }
 
 impl Default for Displays {
     fn default() -> Self {
         use scatterlab_stem::reduce::colormap::Colormap;
-        Self { dp: Display::new(Colormap::Inferno, Transform::Log), image: Display::new(Colormap::Gray, Transform::Linear), idpc: Display::new(Colormap::Gray, Transform::Linear) }
+        Self { dp: Display::new(Colormap::Inferno, Transform::Log), image: Display::new(Colormap::Gray, Transform::Linear), idpc: Display::new(Colormap::Gray, Transform::Linear), com: Display::signed() }
     }
 }
 
@@ -100,6 +107,8 @@ struct Views {
     wheel: ImageView,
     legend: ImageView,
     idpc: ImageView,
+    com_row: ImageView,
+    com_col: ImageView,
 }
 
 /// Virtual images for one set of detectors over the loaded frames.
@@ -174,6 +183,13 @@ pub struct StemPanel {
     /// Where a selection drag on the virtual image started (scan row, col).
     select_from: Option<[usize; 2]>,
     views: Views,
+    /// The pixel under the pointer this frame, if over an image.
+    hover: Option<readout::Hover>,
+    /// How the columns share the window's width (updated each frame).
+    columns: layout::Columns,
+    /// Desktop: the open dialog ("Browse…") in flight.
+    #[cfg(not(target_arch = "wasm32"))]
+    open_dialog: crate::file_dialog::Pending,
 }
 
 impl Default for StemPanel {
@@ -213,134 +229,10 @@ impl Default for StemPanel {
             drag: None,
             select_from: None,
             views: Views::default(),
+            hover: None,
+            columns: layout::Columns::for_width(1200.0),
+            #[cfg(not(target_arch = "wasm32"))]
+            open_dialog: Default::default(),
         }
-    }
-}
-
-impl StemPanel {
-    /// The acquisition in memory (possibly still loading).
-    pub fn data(&self) -> Option<&Resident> {
-        self.data.as_ref()
-    }
-
-    /// Whether frames are still being read.
-    pub fn is_loading(&self) -> bool {
-        self.loader.is_some()
-    }
-
-    /// The last error (opening or reading), naming the file.
-    pub fn error(&self) -> Option<&str> {
-        self.error.as_deref()
-    }
-
-    /// Warnings about the open acquisition (missing data files, metadata).
-    pub fn notes(&self) -> &[String] {
-        &self.notes
-    }
-
-    /// The probe found in the mean pattern (centre and BF radius).
-    pub fn probe(&self) -> Option<Probe> {
-        self.probe
-    }
-
-    /// The detector-free products of the loaded frames (sum/max pattern, total, CoM).
-    pub fn fused(&self) -> Option<&FusedResult> {
-        self.fused.as_ref()
-    }
-
-    /// The mean diffraction pattern of the loaded frames.
-    pub fn mean_dp(&self) -> Option<Vec<f64>> {
-        self.fused.as_ref().map(FusedResult::mean_dp)
-    }
-
-    /// The virtual images of the current detectors (when computed for them).
-    pub fn virtual_images(&self) -> Option<&VirtualImages> {
-        self.images.as_ref()
-    }
-
-    /// Detector `index`'s exact sums per loaded frame (scan order), raw (no display mapping).
-    pub fn virtual_image(&self, index: usize) -> Option<&[u64]> {
-        let images = self.images.as_ref()?.images.as_ref().ok()?;
-        images.detectors.get(index).map(|d| d.2.as_slice())
-    }
-
-    /// The mean pattern of the selected scan region, or why there is none.
-    pub fn region_dp(&self) -> Option<&Result<Vec<f64>, String>> {
-        self.region_dp.as_ref().map(|r| &r.2)
-    }
-
-    /// The automatic DPC rotation (after loading), or why there is none.
-    pub fn auto_rotation(&self) -> Option<&Result<DpcRotation, String>> {
-        self.auto_rotation.as_ref()
-    }
-
-    /// The DPC products for the rotation in use (after loading).
-    pub fn dpc(&self) -> Option<&DpcProducts> {
-        self.dpc.as_ref().map(|d| &d.1)
-    }
-
-    /// The device that computed the virtual images on display (the chosen one before any).
-    pub fn device(&self) -> &'static str {
-        self.images.as_ref().map_or(self.device, |i| i.device).name()
-    }
-
-    /// Gives the workspace the GPU of `support` for the live path (nothing is uploaded until
-    /// the user picks the GPU).
-    pub fn set_gpu(&mut self, support: &crate::GpuSupport) {
-        self.live = GpuLive::new(support);
-    }
-
-    /// Picks the device of the virtual images (as the CPU/GPU buttons do); the GPU only where
-    /// there is one.
-    pub fn set_device(&mut self, device: StemDevice) -> Result<(), String> {
-        if let (StemDevice::Gpu, Some(why)) = (device, self.live.unavailable()) {
-            return Err(format!("stemDevice: no GPU ({why})"));
-        }
-        self.device = device;
-        Ok(())
-    }
-
-    /// What the GPU side is doing or why it cannot run, while the GPU is picked.
-    pub fn gpu_status(&self) -> Option<String> {
-        match (self.device, &self.data) {
-            (StemDevice::Gpu, Some(d)) => self.live.status(d),
-            _ => None,
-        }
-    }
-
-    /// Wall time of the last virtual-image computation.
-    pub fn frame_time(&self) -> Option<Duration> {
-        self.images.as_ref().map(|i| i.elapsed)
-    }
-
-    /// Marks the detectors as placed by the user (a refined probe then leaves them alone).
-    pub fn touch_detectors(&mut self) {
-        self.user_placed = true;
-    }
-
-    /// Sets detector `index` (one past the last adds one) to `shape`, renamed `name` if given
-    /// (an added one is `"custom"` by default), and selects it; a refined probe leaves the
-    /// detectors alone from then on.
-    pub fn set_detector(&mut self, index: usize, name: Option<String>, shape: Shape) -> Result<(), String> {
-        let n = self.detectors.len();
-        match self.detectors.get_mut(index) {
-            Some(d) => {
-                d.shape = shape;
-                if let Some(name) = name {
-                    d.name = name;
-                }
-            }
-            None if index == n => self.detectors.push(Detector { name: name.unwrap_or_else(|| "custom".to_owned()), shape }),
-            None => return Err(format!("stemDetector: index {index}, but there are {n} detectors (index {n} adds one)")),
-        }
-        self.selected = index;
-        self.user_placed = true;
-        Ok(())
-    }
-
-    /// The virtual image on display: the FNV-1a digest of its colormap indices and its limits
-    /// (data units), once drawn.
-    pub fn displayed_image(&self) -> Option<(u64, (f64, f64))> {
-        Some((self.views.image.lut_digest?, self.views.image.limits?))
     }
 }

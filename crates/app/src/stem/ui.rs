@@ -1,24 +1,24 @@
 //! The workspace's layout: the open bar and load progress, then three columns — diffraction
 //! pattern with detectors, virtual image with the scan-region selector, DPC (colour wheel,
-//! rotation, iDPC).
+//! signed components, rotation, iDPC) — side by side or stacked as the width allows
+//! ([`Columns`]). Each image has its colour bar beside it and reads out the pixel under the
+//! pointer.
 
 use std::hash::{Hash, Hasher};
 
 use egui::{Color32, Rect, Stroke};
 
-use super::gpu_live::StemDevice;
 use super::controls::display_controls;
 use super::dp_view::PixelMap;
+use super::gpu_live::StemDevice;
+use super::layout::Columns;
+use super::readout::{colour_bar, hover, Place};
 use super::resident::ScanRegion;
+use super::scale::PixelSize;
 use super::view::scale_bar;
-use super::{dpc, DpSource, Page, StemPanel};
+use super::{DpSource, Page, StemPanel};
 
-/// Width of each image, points.
-const IMAGE: f32 = 300.0;
-/// Width of each column (separators and wrapped text would otherwise take the whole row).
-const COLUMN: f32 = 340.0;
-
-fn key(v: impl Hash) -> u64 {
+pub(super) fn key(v: impl Hash) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     v.hash(&mut h);
     h.finish()
@@ -28,8 +28,10 @@ impl StemPanel {
     /// Draws the workspace (and updates it first).
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         self.update(ui.ctx());
+        // The read-out belongs to this frame's pointer: whichever image is under it sets it.
+        self.hover = None;
         self.open_bar(ui);
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.selectable_value(&mut self.page, Page::Workspace, "Workspace");
             ui.selectable_value(&mut self.page, Page::Browse, "Browse").on_hover_text("The HDF5 tree, metadata and quick views of any dataset");
             ui.selectable_value(&mut self.page, Page::Ssb, "SSB").on_hover_text("Single-sideband ptychography: phase with aberration correction and fit");
@@ -45,37 +47,50 @@ impl StemPanel {
             return;
         }
         egui::ScrollArea::both().id_salt("stem_scroll").show(ui, |ui| {
-            ui.horizontal_top(|ui| {
-                ui.group(|ui| ui.vertical(|ui| {
-                    ui.set_width(COLUMN);
-                    self.dp_column(ui);
-                }));
-                ui.group(|ui| ui.vertical(|ui| {
-                    ui.set_width(COLUMN);
-                    self.image_column(ui);
-                }));
-                ui.group(|ui| ui.vertical(|ui| {
-                    ui.set_width(COLUMN);
-                    self.dpc_column(ui);
-                }));
-            });
+            let columns = Columns::for_width(ui.available_width());
+            self.columns = columns;
+            for row in columns.rows() {
+                ui.horizontal_top(|ui| {
+                    for column in row {
+                        ui.group(|ui| {
+                            ui.vertical(|ui| {
+                                ui.set_width(columns.width);
+                                match column {
+                                    0 => self.dp_column(ui),
+                                    1 => self.image_column(ui),
+                                    _ => self.dpc_column(ui),
+                                }
+                            })
+                        });
+                    }
+                });
+            }
         });
     }
 
     fn open_bar(&mut self, ui: &mut egui::Ui) {
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             if ui.button("Example").on_hover_text("Load the built-in synthetic acquisition").clicked() {
                 self.open_example();
             }
             #[cfg(not(target_arch = "wasm32"))]
             {
                 let field = ui
-                    .add(egui::TextEdit::singleline(&mut self.path).hint_text("…/scan_master.h5 (or drop it here)").desired_width(380.0))
+                    .add(egui::TextEdit::singleline(&mut self.path).hint_text("…/scan_master.h5 (or drop it here)").desired_width(320.0))
                     .on_hover_text("A Dectris master (its data files beside it) or a single HDF5 file with /entry/data/data")
                     .accessible_name("STEM file path");
                 let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
                 if ui.button("Open").clicked() || enter {
                     let path = std::path::PathBuf::from(self.path.trim());
+                    self.open_path(&path);
+                }
+                let browse = ui.add_enabled(!self.open_dialog.is_open(), egui::Button::new("Browse…"));
+                if browse.on_hover_text("Pick the master (or single HDF5 file) in the system's dialog; it opens at once").clicked() {
+                    let ask = crate::file_dialog::Ask::OpenFile { title: "Open a 4D-STEM master or HDF5 file" };
+                    self.open_dialog.start(ask, ui.ctx());
+                }
+                if let Some(path) = self.open_dialog.take() {
+                    self.path = path.display().to_string();
                     self.open_path(&path);
                 }
             }
@@ -125,12 +140,18 @@ impl StemPanel {
             ui.selectable_value(&mut self.dp_source, DpSource::Max, "max");
             ui.selectable_value(&mut self.dp_source, DpSource::Selection, "selection");
         });
-        self.dp_view(ui, IMAGE);
+        let width = self.columns.image();
+        ui.horizontal_top(|ui| {
+            self.dp_view(ui, width);
+            let unit = if self.dp_source == DpSource::Max { "counts" } else { "counts/frame" };
+            let height = self.views.dp.height(width);
+            colour_bar(ui, &self.displays.dp, self.views.dp.limits, unit, height, "diffraction pattern");
+        });
         if let Some(p) = self.probe {
             ui.weak(format!("beam centre ({:.2}, {:.2}) px · BF radius {:.2} px", p.center[0], p.center[1], p.radius));
         }
         display_controls(ui, "stem dp", &mut self.displays.dp);
-        self.views.dp.histogram_ui(ui, IMAGE, "diffraction pattern");
+        self.views.dp.histogram_ui(ui, width, "diffraction pattern");
         ui.separator();
         self.detector_controls(ui);
     }
@@ -177,9 +198,22 @@ impl StemPanel {
             (None, _) => self.views.image.error = Some("no virtual image yet".into()),
         }
         self.views.image.shape = scan;
-        let response = self.views.image.show(ui, IMAGE, "virtual image");
+        let width = self.columns.image();
+        let step = self.data.as_ref().and_then(|d| d.calibration.scan_step_a);
+        let response = ui
+            .horizontal_top(|ui| {
+                let response = self.views.image.show(ui, width, "virtual image");
+                let height = self.views.image.height(width);
+                colour_bar(ui, &self.displays.image, self.views.image.limits, "counts", height, "virtual image");
+                response
+            })
+            .inner;
         crate::landmarks::mark(&response, "stem virtual image");
         self.select_region(&response, scan);
+        let place = step.map_or(Place::None, |s| Place::Scan(PixelSize::Angstrom(s)));
+        if let Some(h) = hover(ui, &response, &self.views.image, "virtual image", "counts", place) {
+            self.hover = Some(h);
+        }
         let painter = ui.painter_at(response.rect);
         if let Some(s) = self.selection {
             let map = PixelMap::new(response.rect, scan);
@@ -187,8 +221,8 @@ impl StemPanel {
             let b = map.to_screen([s.rows[1] as f64 - 0.5, s.cols[1] as f64 - 0.5]);
             painter.rect_stroke(Rect::from_two_pos(a, b), 0.0, Stroke::new(2.0, Color32::YELLOW), egui::StrokeKind::Middle);
         }
-        if let Some(step) = self.data.as_ref().and_then(|d| d.calibration.scan_step_a) {
-            scale_bar(&painter, response.rect, scan[1], step, "Å");
+        if let Some(step) = step {
+            scale_bar(&painter, response.rect, scan[1], PixelSize::Angstrom(step));
         }
         if let Some(i) = &self.images {
             let ms = i.elapsed.as_secs_f64() * 1e3;
@@ -198,8 +232,8 @@ impl StemPanel {
             ui.colored_label(ui.visuals().warn_fg_color, s);
         }
         display_controls(ui, "stem image", &mut self.displays.image);
-        self.views.image.histogram_ui(ui, IMAGE, "virtual image");
-        ui.horizontal(|ui| match self.selection {
+        self.views.image.histogram_ui(ui, width, "virtual image");
+        ui.horizontal_wrapped(|ui| match self.selection {
             Some(s) => {
                 ui.label(format!("selection: rows {}..{} cols {}..{}", s.rows[0], s.rows[1], s.cols[0], s.cols[1]));
                 if ui.button("clear").clicked() {
@@ -230,63 +264,6 @@ impl StemPanel {
         if let Some(s) = start {
             self.selection = Some(ScanRegion { rows: [s[0].min(end[0]), s[0].max(end[0]) + 1], cols: [s[1].min(end[1]), s[1].max(end[1]) + 1] });
             self.dp_source = DpSource::Selection;
-        }
-    }
-
-    fn dpc_column(&mut self, ui: &mut egui::Ui) {
-        ui.strong("Centre of mass (colour wheel)");
-        let scan = self.data.as_ref().map_or([0, 0], |d| d.scan);
-        let ctx = ui.ctx().clone();
-        match (&self.dpc, self.is_loading()) {
-            (Some((k, p)), _) => self.views.wheel.set_rgba(&ctx, "stem com", &p.wheel, scan, *k),
-            (None, true) => self.views.wheel.error = Some("after loading".into()),
-            (None, false) => {
-                self.views.wheel.error = Some(self.auto_rotation.as_ref().and_then(|r| r.as_ref().err().cloned()).unwrap_or_else(|| "no centre of mass yet".into()));
-            }
-        }
-        self.views.wheel.shape = scan;
-        ui.horizontal_top(|ui| {
-            self.views.wheel.show(ui, IMAGE * 0.8, "centre of mass");
-            self.views.legend.set_rgba(&ctx, "stem wheel legend", &dpc::legend(64), [64, 64], 0);
-            self.views.legend.show(ui, 48.0, "colour wheel legend");
-        });
-        if let Some((_, p)) = &self.dpc {
-            ui.weak(format!("|CoM| at full brightness: {:.3} px (hue = direction)", p.magnitude_max));
-        }
-        self.rotation_controls(ui);
-        ui.separator();
-        ui.strong("iDPC phase (rad)");
-        match self.dpc.as_ref().map(|d| (d.0, &d.1.idpc)) {
-            Some((k, Ok(phase))) => self.views.idpc.set_scalar(&ctx, "stem idpc", phase, scan, k, &mut self.displays.idpc),
-            Some((_, Err(e))) => self.views.idpc.error = Some(e.clone()),
-            None => self.views.idpc.error = Some("after loading".into()),
-        }
-        self.views.idpc.shape = scan;
-        if let Some(Err(e)) = self.dpc.as_ref().map(|d| &d.1.idpc) {
-            ui.label(e.as_str());
-        } else {
-            self.views.idpc.show(ui, IMAGE * 0.8, "iDPC phase");
-            display_controls(ui, "stem idpc", &mut self.displays.idpc);
-            self.views.idpc.histogram_ui(ui, IMAGE * 0.8, "iDPC phase");
-        }
-    }
-
-    fn rotation_controls(&mut self, ui: &mut egui::Ui) {
-        let auto = self.auto_rotation.as_ref().and_then(|r| r.as_ref().ok()).copied();
-        let Some(mut current) = self.rotation.or(auto) else { return };
-        ui.horizontal(|ui| {
-            ui.label("rotation");
-            let changed = ui.add(egui::DragValue::new(&mut current.degrees).speed(0.2).range(-360.0..=360.0).suffix("°")).changed();
-            let flipped = ui.checkbox(&mut current.transpose, "transpose").changed();
-            if changed || flipped {
-                self.rotation = Some(current);
-            }
-            if ui.add_enabled(self.rotation.is_some(), egui::Button::new("auto rotation")).on_hover_text("The curl-minimising rotation").clicked() {
-                self.rotation = None;
-            }
-        });
-        if let Some(a) = auto {
-            ui.weak(format!("auto (min curl, ADF-positive phase): {:.2}°{}", a.degrees, if a.transpose { ", transposed" } else { "" }));
         }
     }
 }

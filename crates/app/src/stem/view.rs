@@ -7,6 +7,8 @@ use egui::{Color32, ColorImage, Rect, Response, Sense, TextureHandle, TextureOpt
 use scatterlab_stem::reduce::colormap::{colorize, lut_index, Colormap};
 use scatterlab_stem::reduce::display::{histogram256, normalise, percentile_limits, Scale};
 
+use super::scale::{PixelSize, ScaleBar};
+
 /// The value transform before normalising.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transform {
@@ -50,12 +52,20 @@ pub struct Display {
     pub percentiles: [f64; 2],
     /// Manual limits (in data units); auto mode keeps the last range here.
     pub limits: [f64; 2],
+    /// Signed data (CoM components): auto limits are symmetric about 0 (± the upper
+    /// percentile of |v|), so 0 is the diverging colormap's centre colour.
+    pub centred: bool,
 }
 
 impl Display {
     /// Auto range 0.5–99.5 % with `transform` and `colormap`.
     pub fn new(colormap: Colormap, transform: Transform) -> Self {
-        Self { colormap, transform, gamma: 0.5, auto: true, percentiles: [0.5, 99.5], limits: [0.0, 1.0] }
+        Self { colormap, transform, gamma: 0.5, auto: true, percentiles: [0.5, 99.5], limits: [0.0, 1.0], centred: false }
+    }
+
+    /// Signed components: diverging RdBu, linear, auto limits symmetric about 0.
+    pub fn signed() -> Self {
+        Self { centred: true, ..Self::new(Colormap::RdBu, Transform::Linear) }
     }
 
     /// The STEM crate's transform.
@@ -71,7 +81,9 @@ impl Display {
     /// The limits for `values`: percentiles of the finite values (auto) or the manual ones,
     /// widened when they coincide so that a flat image still shows.
     pub fn limits_for(&self, values: &[f64]) -> (f64, f64) {
-        let (lo, hi) = if self.auto {
+        let (lo, hi) = if self.auto && self.centred {
+            symmetric_limits(values, self.percentiles[1])
+        } else if self.auto {
             percentile_limits(values, self.percentiles[0], self.percentiles[1]).unwrap_or((0.0, 1.0))
         } else {
             (self.limits[0], self.limits[1])
@@ -106,6 +118,9 @@ pub struct ImageView {
     /// FNV-1a (64 bit) of the colormap (LUT) indices on display, row-major (scalar images): what
     /// end-to-end tests compare with the fixtures' display pipeline.
     pub lut_digest: Option<u64>,
+    /// The values on display (scalar images; set by hand for RGBA ones), row-major: what the
+    /// hover read-out reports.
+    pub values: Vec<f64>,
 }
 
 /// FNV-1a, 64 bit, of `bytes` (the e2e tests compute the same in JavaScript).
@@ -122,6 +137,7 @@ impl ImageView {
             return;
         }
         let (lo, hi) = display.limits_for(values);
+        self.values = values.to_vec();
         if display.auto {
             display.limits = [lo, hi];
         }
@@ -147,6 +163,7 @@ impl ImageView {
         self.histogram = None;
         self.limits = None;
         self.lut_digest = None;
+        self.values.clear();
         self.upload(ctx, name, rgba, shape);
         self.key = Some((version, None));
     }
@@ -164,6 +181,12 @@ impl ImageView {
         }
         self.error = None;
         self.shape = shape;
+    }
+
+    /// The height of the image shown `width` points wide (by its aspect).
+    pub fn height(&self, width: f32) -> f32 {
+        let [rows, cols] = self.shape;
+        if cols > 0 { width * rows as f32 / cols as f32 } else { width }
     }
 
     /// Paints the image `width` points wide (height by its aspect), labelled `label` for screen
@@ -223,24 +246,28 @@ pub fn fmt(v: f64) -> String {
     }
 }
 
-/// Draws a scale bar in the lower left of `rect` for an image of `cols` columns with `per_px`
-/// units per pixel (`unit` = "Å", "mrad"): a round length near a quarter of the width.
-pub fn scale_bar(painter: &egui::Painter, rect: Rect, cols: usize, per_px: f64, unit: &str) {
-    if cols == 0 || !(per_px.is_finite() && per_px > 0.0) {
-        return;
-    }
-    let want = 0.25 * cols as f64 * per_px;
-    let pow = 10f64.powf(want.log10().floor());
-    let length = [5.0, 2.0, 1.0].iter().map(|m| m * pow).find(|&l| l <= want).unwrap_or(pow);
-    let px = (length / per_px) as f32 * rect.width() / cols as f32;
+/// Draws a scale bar in the lower left of `rect` for an image of `cols` columns of pixel size
+/// `size` ([`ScaleBar::for_image`]: a round length near a quarter of the width).
+pub fn scale_bar(painter: &egui::Painter, rect: Rect, cols: usize, size: PixelSize) {
+    let Some(bar) = ScaleBar::for_image(cols, size) else { return };
+    let px = bar.pixels as f32 * rect.width() / cols as f32;
     let y = rect.bottom() - 8.0;
     let x0 = rect.left() + 8.0;
     let stroke = egui::Stroke::new(3.0, Color32::WHITE);
     painter.line_segment([egui::pos2(x0, y), egui::pos2(x0 + px, y)], egui::Stroke::new(5.0, Color32::BLACK));
     painter.line_segment([egui::pos2(x0, y), egui::pos2(x0 + px, y)], stroke);
-    let galley = painter.layout_no_wrap(format!("{} {unit}", fmt(length)), egui::FontId::proportional(12.0), Color32::WHITE);
+    let galley = painter.layout_no_wrap(bar.label(), egui::FontId::proportional(12.0), Color32::WHITE);
     let at = egui::pos2(x0, y - 5.0 - galley.size().y);
     // A dark backing keeps the label legible on bright images.
     painter.rect_filled(Rect::from_min_size(at, galley.size()).expand(1.0), 2.0, Color32::from_black_alpha(160));
     painter.galley(at, galley, Color32::WHITE);
+}
+
+/// Limits symmetric about 0 for signed images (CoM components, DPC): ±the `percentile` of |v|
+/// over the finite values, so 0 sits at the diverging colormap's centre; ±1 when all are 0.
+pub fn symmetric_limits(values: &[f64], percentile: f64) -> (f64, f64) {
+    let magnitudes: Vec<f64> = values.iter().filter(|v| v.is_finite()).map(|v| v.abs()).collect();
+    let m = percentile_limits(&magnitudes, 0.0, percentile).map_or(0.0, |(_, hi)| hi);
+    let m = if m.is_finite() && m > 0.0 { m } else { 1.0 };
+    (-m, m)
 }

@@ -9,6 +9,8 @@ use scatterlab_hdf5::{Node, NodeKind};
 use super::slice::Mapping;
 use super::Browser;
 use crate::stem::controls::display_controls;
+use crate::stem::layout::GAP;
+use crate::stem::readout::{colour_bar, hover, Place, BAR_WIDTH};
 use crate::stem::resident::Resident;
 
 /// Width of the tree column, points.
@@ -50,19 +52,36 @@ impl Browser {
             ui.weak("nothing open");
             return;
         }
-        ui.horizontal_top(|ui| {
+        // The tree narrows to leave the inspector its width; below ~300 points it goes above
+        // the inspector instead (shorter), so a narrow window neither clips nor hides either.
+        let inspector = VIEW + 40.0 + BAR_WIDTH;
+        let room = ui.available_width() - inspector - 2.0 * GAP;
+        let (tree_width, beside) = if room >= 300.0 { (room.min(TREE), true) } else { (inspector.min(TREE), false) };
+        let tree = |this: &mut Self, ui: &mut egui::Ui| {
             ui.group(|ui| ui.vertical(|ui| {
-                ui.set_width(TREE);
+                ui.set_width(tree_width);
                 // Not shrunk to the labels' width: the scrollbar belongs at the panel's edge, not mid-panel.
-                egui::ScrollArea::vertical().id_salt("stem browse tree").max_height(900.0).auto_shrink([false, true]).show(ui, |ui| self.tree_ui(ui));
+                let height = if beside { 900.0 } else { 360.0 };
+                egui::ScrollArea::vertical().id_salt("stem browse tree").max_height(height).auto_shrink([false, true]).show(ui, |ui| this.tree_ui(ui));
             }));
+        };
+        let details = |this: &mut Self, ui: &mut egui::Ui| {
             ui.group(|ui| ui.vertical(|ui| {
-                ui.set_width(VIEW + 40.0);
-                self.inspector_ui(ui);
+                ui.set_width(inspector);
+                this.inspector_ui(ui);
                 ui.separator();
-                self.quick_view_ui(ui, data);
+                this.quick_view_ui(ui, data);
             }));
-        });
+        };
+        if beside {
+            ui.horizontal_top(|ui| {
+                tree(self, ui);
+                details(self, ui);
+            });
+        } else {
+            tree(self, ui);
+            details(self, ui);
+        }
     }
 
     fn tree_ui(&mut self, ui: &mut egui::Ui) {
@@ -200,7 +219,18 @@ impl Browser {
         });
         self.image.set_scalar(&ctx, "stem quick view", &slice.values, [slice.rows, slice.cols], version, &mut display);
         self.image.shape = [slice.rows, slice.cols];
-        self.image.show(ui, VIEW, "quick view");
+        let response = ui
+            .horizontal_top(|ui| {
+                let response = self.image.show(ui, VIEW, "quick view");
+                let height = self.image.height(VIEW);
+                colour_bar(ui, &display, self.image.limits, "", height, "quick view");
+                response
+            })
+            .inner;
+        // Strided views would read out the slice's indices, not the dataset's: no read-out there.
+        if slice.step == [1, 1] {
+            hover(ui, &response, &self.image, "quick view", "", Place::None);
+        }
         display_controls(ui, "stem quick view", &mut display);
         self.image.histogram_ui(ui, VIEW, "quick view");
         self.display = display;

@@ -84,10 +84,14 @@ pub fn tiff_f32_bytes(shape: [usize; 2], values: &[f64]) -> Result<Vec<u8>, Expo
 /// The bytes of an 8-bit RGBA PNG of `values` (`shape` = rows, cols) as the workspace shows
 /// them: `display`'s limits (percentiles or manual), transform and colormap.
 pub fn png_display_bytes(shape: [usize; 2], values: &[f64], display: &Display) -> Result<Vec<u8>, ExportError> {
+    png_rgba_bytes(shape, &display_rgba(shape, values, display)?)
+}
+
+/// The RGBA pixels of `values` (`shape` = rows, cols) as the workspace shows them.
+pub fn display_rgba(shape: [usize; 2], values: &[f64], display: &Display) -> Result<Vec<[u8; 4]>, ExportError> {
     check_len("png", &shape, values.len())?;
     let (lo, hi) = display.limits_for(values);
-    let rgba = colorize(values, lo, hi, display.scale(), display.colormap).map_err(|e| ExportError::Encode { format: "png", message: e.to_string() })?;
-    png_rgba_bytes(shape, &rgba)
+    colorize(values, lo, hi, display.scale(), display.colormap).map_err(|e| ExportError::Encode { format: "png", message: e.to_string() })
 }
 
 /// The bytes of an 8-bit RGBA PNG of ready-made pixels (`shape` = rows, cols, row-major).

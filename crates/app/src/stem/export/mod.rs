@@ -7,7 +7,9 @@
 //! Building the files is pure ([`ExportArray::files`], the encoders in [`encode`]); natively they
 //! are written into a folder the user types, in the browser each is offered as a download.
 
+pub mod archive;
 pub mod encode;
+pub mod scalebar;
 mod sidecar;
 mod ui;
 
@@ -18,6 +20,7 @@ use serde::Serialize;
 pub use sidecar::{provenance, CalibrationRecord, DetectorRecord, DisplayRecord, Sidecar};
 pub use ui::{ExportState, ExportWhat};
 
+use super::scale::{PixelSize, ScaleBar};
 use super::view::Display;
 
 /// Why an export failed.
@@ -88,11 +91,14 @@ pub struct Formats {
     pub npy: bool,
     /// Raw numbers as 32-bit float TIFF.
     pub tiff: bool,
+    /// A scale bar in the PNG where the pixel size is known (the image then enlarged to at
+    /// least [`scalebar::MIN_WIDTH`] pixels, each data pixel a flat block).
+    pub scale_bar: bool,
 }
 
 impl Default for Formats {
     fn default() -> Self {
-        Self { png: true, npy: true, tiff: true }
+        Self { png: true, npy: true, tiff: true, scale_bar: true }
     }
 }
 
@@ -109,6 +115,8 @@ pub struct ExportArray {
     pub display: Display,
     /// Ready-made PNG pixels (the CoM colour wheel) instead of the display mapping.
     pub rgba: Option<Vec<[u8; 4]>>,
+    /// What one pixel measures (scan step or detector sampling), for the PNG's scale bar.
+    pub pixel: Option<PixelSize>,
 }
 
 impl ExportArray {
@@ -118,10 +126,20 @@ impl ExportArray {
         let stem = format!("{base}_{}", self.name);
         let reals = self.values.to_f64();
         let mut out = Vec::new();
+        let mut bar_record = None;
         if formats.png {
-            let png = match &self.rgba {
-                Some(rgba) => encode::png_rgba_bytes(self.shape, rgba)?,
-                None => encode::png_display_bytes(self.shape, &reals, &self.display)?,
+            let rgba = match &self.rgba {
+                Some(rgba) => rgba.clone(),
+                None => encode::display_rgba(self.shape, &reals, &self.display)?,
+            };
+            let bar = self.pixel.filter(|_| formats.scale_bar).and_then(|p| ScaleBar::for_image(self.shape[1], p));
+            let png = match bar {
+                Some(bar) if rgba.len() == self.shape[0] * self.shape[1] => {
+                    let (shape, rgba, record) = scalebar::burn(self.shape, &rgba, &bar);
+                    bar_record = Some(record);
+                    encode::png_rgba_bytes(shape, &rgba)?
+                }
+                _ => encode::png_rgba_bytes(self.shape, &rgba)?,
             };
             out.push((format!("{stem}.png"), png));
         }
@@ -141,6 +159,7 @@ impl ExportArray {
         sidecar.dtype = self.values.dtype().to_owned();
         sidecar.files = out.iter().map(|(n, _)| n.clone()).collect();
         sidecar.display = DisplayRecord::new(&self.display, [lo, hi]);
+        sidecar.scale_bar = bar_record;
         let json = serde_json::to_vec_pretty(&sidecar).map_err(|e| ExportError::Encode { format: "json", message: e.to_string() })?;
         out.push((format!("{stem}.json"), json));
         Ok(out)
@@ -162,6 +181,17 @@ pub fn write_files(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<Vec<String
         .collect()
 }
 
+/// Delivers an export: natively `files` one by one into `dir`, or as one zip `zip_name` there
+/// when `zip`; in the browser always as one zip download (one "Download", not a dozen).
+/// Returns the paths (names) written.
+pub fn deliver(dir: &Path, zip_name: &str, files: &[(String, Vec<u8>)], zip: bool) -> Result<Vec<String>, ExportError> {
+    if zip || cfg!(target_arch = "wasm32") {
+        write_files(dir, &[(zip_name.to_owned(), archive::zip_bytes(files)?)])
+    } else {
+        write_files(dir, files)
+    }
+}
+
 /// Offers each of `files` as a browser download; returns their names.
 #[cfg(target_arch = "wasm32")]
 pub fn write_files(_dir: &Path, files: &[(String, Vec<u8>)]) -> Result<Vec<String>, ExportError> {
@@ -181,6 +211,7 @@ pub fn mime(name: &str) -> &'static str {
         Some("png") => "image/png",
         Some("tiff") => "image/tiff",
         Some("json") => "application/json",
+        Some("zip") => "application/zip",
         _ => "application/octet-stream",
     }
 }

@@ -43,6 +43,8 @@ pub struct DisplayRecord {
     pub limits: [f64; 2],
     /// The percentiles the limits came from (`null` = manual limits).
     pub percentiles: Option<[f64; 2]>,
+    /// Limits symmetric about 0 (signed data on a diverging colormap).
+    pub centred_at_zero: bool,
 }
 
 impl DisplayRecord {
@@ -54,6 +56,7 @@ impl DisplayRecord {
             gamma: (display.transform == crate::stem::view::Transform::Gamma).then_some(display.gamma),
             limits,
             percentiles: display.auto.then_some(display.percentiles),
+            centred_at_zero: display.centred,
         }
     }
 }
@@ -102,6 +105,9 @@ pub struct Sidecar {
     pub provenance_error: Option<String>,
     /// The application's version.
     pub app_version: String,
+    /// The PNG's scale bar (length, unit, enlargement), when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scale_bar: Option<super::scalebar::ScaleBarRecord>,
     /// The SSB reconstruction's record (SSB phase exports only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ssb: Option<serde_json::Value>,
@@ -217,6 +223,7 @@ impl StemPanel {
             provenance,
             provenance_error,
             app_version: env!("CARGO_PKG_VERSION").to_owned(),
+            scale_bar: None,
             ssb: None,
         })
     }

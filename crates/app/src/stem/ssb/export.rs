@@ -6,7 +6,7 @@
 use scatterlab_stem::ssb::{Aberrations, Optics, GAMMA_FLOOR};
 use serde::Serialize;
 
-use crate::stem::export::{safe_name, write_files, ExportArray, ExportError, Values};
+use crate::stem::export::{deliver, safe_name, ExportArray, ExportError, Values};
 use crate::stem::StemPanel;
 
 /// The SSB part of the sidecar.
@@ -68,7 +68,7 @@ impl StemPanel {
             gamma_floor: GAMMA_FLOOR,
             device: r.device.name().to_owned(),
         };
-        let array = ExportArray { name: "ssb_phase".into(), shape: r.scan, values: Values::F64(phase.clone()), display: self.ssb.display.clone(), rgba: None };
+        let array = ExportArray { name: "ssb_phase".into(), shape: r.scan, values: Values::F64(phase.clone()), display: self.ssb.display.clone(), rgba: None, pixel: Some(crate::stem::scale::PixelSize::Angstrom(i.scan_step_a)) };
         let ab = r.aberrations;
         let text = format!("SSB phase, radians (C10 {} nm, C12 {} nm, φ12 {} rad{})", ab.c10_nm, ab.c12_nm, ab.phi12_rad, if fitted { ", fitted" } else { "" });
         let data = self.data().ok_or_else(|| ExportError::Nothing("no acquisition open".into()))?;
@@ -90,7 +90,9 @@ impl StemPanel {
             self.ssb.export_status = Some(Err("type the folder to write into (Export images, above)".to_owned()));
             return;
         }
-        let result = self.ssb_export_files().and_then(|files| write_files(&dir, &files)).map_err(|e| e.to_string());
+        // The browser gets one zip download; the desktop writes the files.
+        let zip = self.data().map_or_else(|| "ssb_phase.zip".to_owned(), |d| format!("{}_ssb_phase.zip", safe_name(d.name.rsplit_once('.').map_or(d.name.as_str(), |(stem, _)| stem))));
+        let result = self.ssb_export_files().and_then(|files| deliver(&dir, &zip, &files, false)).map_err(|e| e.to_string());
         self.ssb.export_status = Some(result);
     }
 }

@@ -1,17 +1,31 @@
 //! The SSB page: controls (centre and radius, rotation, C10 / C12 / φ12 sliders, device, Fit) in
-//! one column, the phase image with its display controls, histogram and export in the other.
+//! one column, the phase image with its colour bar, read-out, display controls, histogram and
+//! export in the other — side by side when the window is wide enough, else one under the other.
 
 use scatterlab_stem::ssb::FitOptions;
 
 use super::{SsbDevice, SsbResult};
 use crate::stem::controls::display_controls;
+use crate::stem::layout::GAP;
+use crate::stem::readout::{colour_bar, hover, Place, BAR_WIDTH};
+use crate::stem::scale::PixelSize;
 use crate::stem::view::{fmt, scale_bar};
 use crate::stem::StemPanel;
 
-/// Width of the phase image, points.
-const IMAGE: f32 = 420.0;
 /// Width of the controls column, points.
 const COLUMN: f32 = 380.0;
+/// Narrowest and widest phase image, points.
+const IMAGE: [f32; 2] = [250.0, 560.0];
+
+/// The phase image's width and whether it sits beside the controls, for `available` points.
+fn image_width(available: f32) -> (f32, bool) {
+    let beside = available - COLUMN - 2.0 * GAP - BAR_WIDTH - 8.0;
+    if beside >= 300.0 {
+        (beside.min(IMAGE[1]).floor(), true)
+    } else {
+        ((available - GAP - BAR_WIDTH - 8.0).clamp(IMAGE[0], IMAGE[1]).floor(), false)
+    }
+}
 
 /// A value with an "auto" checkbox: unchecked edits `value`, checked shows `auto`.
 fn overridable(ui: &mut egui::Ui, label: &str, value: &mut Option<f64>, auto: Option<f64>, speed: f64, suffix: &str) {
@@ -39,16 +53,28 @@ impl StemPanel {
             ui.ctx().request_repaint();
         }
         egui::ScrollArea::both().id_salt("stem_ssb_scroll").show(ui, |ui| {
-            ui.horizontal_top(|ui| {
+            let (width, beside) = image_width(ui.available_width());
+            let controls = |this: &mut Self, ui: &mut egui::Ui| {
                 ui.group(|ui| ui.vertical(|ui| {
                     ui.set_width(COLUMN);
-                    self.ssb_controls(ui);
+                    this.ssb_controls(ui);
                 }));
+            };
+            let image = |this: &mut Self, ui: &mut egui::Ui| {
                 ui.group(|ui| ui.vertical(|ui| {
-                    ui.set_width(IMAGE + 20.0);
-                    self.ssb_image(ui);
+                    ui.set_width(width + BAR_WIDTH + 8.0);
+                    this.ssb_image(ui, width);
                 }));
-            });
+            };
+            if beside {
+                ui.horizontal_top(|ui| {
+                    controls(self, ui);
+                    image(self, ui);
+                });
+            } else {
+                controls(self, ui);
+                image(self, ui);
+            }
         });
     }
 
@@ -149,10 +175,10 @@ impl StemPanel {
         }
     }
 
-    fn ssb_image(&mut self, ui: &mut egui::Ui) {
+    fn ssb_image(&mut self, ui: &mut egui::Ui, width: f32) {
         ui.strong("SSB phase (rad)");
         if let Some((done, total)) = self.ssb.stack_progress().filter(|(d, t)| d < t) {
-            ui.add(egui::ProgressBar::new(done as f32 / total.max(1) as f32).text(format!("gathering BF pixels: {done} / {total} frames")).desired_width(IMAGE));
+            ui.add(egui::ProgressBar::new(done as f32 / total.max(1) as f32).text(format!("gathering BF pixels: {done} / {total} frames")).desired_width(width));
         }
         let ctx = ui.ctx().clone();
         let shape = self.ssb.result.as_ref().map_or([1, 1], |r| r.scan);
@@ -166,10 +192,22 @@ impl StemPanel {
             (None, None) => self.ssb.view.error = Some("gathering the BF pixels…".into()),
         }
         self.ssb.view.shape = shape;
-        let response = self.ssb.view.show(ui, IMAGE, "SSB phase");
+        let response = ui
+            .horizontal_top(|ui| {
+                let response = self.ssb.view.show(ui, width, "SSB phase");
+                let height = self.ssb.view.height(width);
+                colour_bar(ui, &self.ssb.display, self.ssb.view.limits, "rad", height, "SSB phase");
+                response
+            })
+            .inner;
         crate::landmarks::mark(&response, "stem ssb phase");
-        if let Some(step) = self.data.as_ref().and_then(|d| d.calibration.scan_step_a) {
-            scale_bar(&ui.painter_at(response.rect), response.rect, shape[1], step, "Å");
+        let step = self.data.as_ref().and_then(|d| d.calibration.scan_step_a);
+        if let Some(step) = step {
+            scale_bar(&ui.painter_at(response.rect), response.rect, shape[1], PixelSize::Angstrom(step));
+        }
+        let place = step.map_or(Place::None, |s| Place::Scan(PixelSize::Angstrom(s)));
+        if let Some(h) = hover(ui, &response, &self.ssb.view, "SSB phase", "rad", place) {
+            self.hover = Some(h);
         }
         if let Some(r) = &self.ssb.result {
             let i = &r.inputs;
@@ -187,9 +225,9 @@ impl StemPanel {
             ui.weak(format!("λ {} Å · α {} mrad · step {} Å · sampling {}", fmt(i.optics.wavelength_a), fmt(i.convergence_mrad), fmt(i.scan_step_a), i.sampling_rule));
         }
         display_controls(ui, "stem ssb", &mut self.ssb.display);
-        self.ssb.view.histogram_ui(ui, IMAGE, "SSB phase");
+        self.ssb.view.histogram_ui(ui, width, "SSB phase");
         ui.horizontal(|ui| {
-            let label = if cfg!(target_arch = "wasm32") { "Download SSB phase" } else { "Export SSB phase" };
+            let label = if cfg!(target_arch = "wasm32") { "Download SSB phase (zip)" } else { "Export SSB phase" };
             if ui.add_enabled(self.ssb.phase().is_some(), egui::Button::new(label)).on_hover_text("PNG (as shown), .npy (f64 radians), TIFF, with a sidecar JSON; formats and folder from Export images").clicked() {
                 self.ssb_export_now();
             }
