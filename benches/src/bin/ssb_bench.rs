@@ -3,10 +3,13 @@
 //! - `read + BF stack`: the frames streamed from the files into one scan image per BF pixel
 //!   (`ssb::prepare`, one thread, once);
 //! - `reconstruction (CPU, 1 thread)`: `ssb::reconstruct` from the filled stack with the true
-//!   aberrations (467 forward FFTs of the scan, the phase-only accumulation, one inverse), best and
+//!   aberrations (234 forward FFTs of the scan, two real images each, the phase-only accumulation
+//!   over half the frequencies, one inverse: `ssb::grid_spectrum`), best and
 //!   median of `REPS` after a warm-up — the issue's goal: ≤ 0.2 s; checked against the reference's
 //!   `ssb_phase` (< 1e-3 rad) and band-passed against `phase_truth_rad`; beside it its floor, the
-//!   467 forward FFTs alone (the rest is Γ_b and the accumulation);
+//!   234 forward FFTs alone (the rest is Γ_b and the accumulation); with
+//!   `SCATTERLAB_SSB_BENCH_DIRECT=1` also the direct sum `ssb::mean_spectrum` (two probe
+//!   evaluations per pixel and frequency, the form before 2026-12-05's speed-up) for comparison;
 //! - `one loss evaluation`: the fit's objective on the full data (467 inverse FFTs), one thread and
 //!   every core — what one "trial" costs, to set beside quantem's 200-trial CUDA fit (11.2 s for a
 //!   512² scan on an H-class GPU, issue 19; quoted, not measured here);
@@ -34,7 +37,7 @@ use scatterlab_hdf5::values::dataset_numbers;
 use scatterlab_hdf5::H5File;
 use scatterlab_stem::gpu::{GpuLosses, PhaseVarianceGpu, SsbGpu};
 use scatterlab_stem::load::{Acquisition, DirFileSet, Hints};
-use scatterlab_stem::ssb::{fit_aberrations, fit_aberrations_on, prepare, reconstruct, Aberrations, Fft2, FitOptions, FitReport, FitStart, PhaseVariance, SsbOptions, SsbPrepared, Trial};
+use scatterlab_stem::ssb::{fit_aberrations, fit_aberrations_on, mean_spectrum, object_from_spectrum, prepare, reconstruct, scan_frequencies, Aberrations, Fft2, FitOptions, FitReport, FitStart, PhaseVariance, Probe, SsbOptions, SsbPrepared, Trial};
 use serde_json::{json, Value};
 
 const REPS: usize = 7;
@@ -138,17 +141,26 @@ fn main() {
     let cpu_phase = phase_of(&cpu.2);
     let (cpu_err, cpu_corr) = (max_phase_difference(&cpu_phase, &ref_phase), corr(&cpu_phase));
     println!("reconstruction (CPU f64, 1 thread): best {:.3} s, median {:.3} s; max |Δphase| vs reference {cpu_err:.2e} rad; band-passed r vs truth {cpu_corr:.4} (reference {ref_corr:.4})", cpu.0, cpu.1);
-    // Its floor: the forward FFTs alone (one per BF pixel, as `mean_spectrum` runs them); the
-    // rest is Γ_b (two probe evaluations per pixel and frequency) and the accumulation.
+    // Its floor: the forward FFTs alone (two BF pixels' real images per complex transform, as
+    // `grid_spectrum` runs them); the rest is Γ_b and the accumulation.
     let mut plan = Fft2::new(scan[0], scan[1], FftDirection::Forward);
     let mut buf = vec![num_complex::Complex64::default(); scan[0] * scan[1]];
     let ffts = best_median(REPS, || {
-        for b in 0..nb {
+        for b in (0..nb).step_by(2) {
             buf.iter_mut().zip(stack.image(b)).for_each(|(x, &v)| *x = num_complex::Complex64::new(v, 0.0));
+            buf.iter_mut().zip(stack.image(b + 1)).for_each(|(x, &v)| x.im = v);
             plan.process(&mut buf);
         }
     });
-    println!("  of which the {nb} forward FFTs of the scan: median {:.3} s ({:.0} %)", ffts.1, 100.0 * ffts.1 / cpu.1);
+    println!("  of which the {} forward FFTs of the scan (two images each): median {:.3} s ({:.0} %)", nb.div_ceil(2), ffts.1, 100.0 * ffts.1 / cpu.1);
+    if std::env::var("SCATTERLAB_SSB_BENCH_DIRECT").is_ok_and(|v| v == "1") {
+        let nu = scan_frequencies(scan, step, theta);
+        let probe = Probe::new(&optics, &truth);
+        let direct = best_median(REPS, || object_from_spectrum(mean_spectrum(&stack, &probe, &nu, &cancel).expect("direct spectrum"), scan));
+        let diff: f64 = direct.2.iter().zip(&cpu.2).map(|(a, b)| (a - b).norm_sqr()).sum();
+        let err = (diff / direct.2.iter().map(|v| v.norm_sqr()).sum::<f64>()).sqrt();
+        println!("  the direct sum (mean_spectrum, {nb} FFTs, 2 probe evaluations per pixel and frequency): best {:.3} s, median {:.3} s; object's relative L2 to the reconstruction's {err:.2e}", direct.0, direct.1);
+    }
 
     // One loss evaluation on the full data: one thread, then every core (pixels shared).
     let trial = Trial { c10_nm: truth.c10_nm, c12a_nm: truth.c12_nm * (2.0 * truth.phi12_rad).cos(), c12b_nm: truth.c12_nm * (2.0 * truth.phi12_rad).sin(), rotation_deg: theta };
