@@ -103,14 +103,16 @@ fn model_curve_follows_de_generation_by_generation() {
         assert!(Instant::now() < deadline, "no DE generation seen");
         std::thread::sleep(Duration::from_millis(5));
         harness.step();
-        let fit = &harness.state().refl.fit;
-        let Some(p) = fit.progress().filter(|p| p.stage == Stage::De) else {
+        let Some(p) = harness.state().refl.fit.progress().filter(|p| p.stage == Stage::De) else {
             continue;
         };
         let best = p.best_values.clone().expect("DE reports its best vector");
+        // The fit thread may have posted this first generation after the frame had drawn (under
+        // load it does): draw once more, so the plot has seen a generation.
+        harness.step();
         // The plotted curve is for the best vector of a generation (a later one may have arrived
         // between refresh and this read), never the start values.
-        let shown = fit.plotted_values().expect("curves").to_vec();
+        let shown = harness.state().refl.fit.plotted_values().expect("curves").to_vec();
         assert_ne!(shown, start, "the curve still shows the start values");
         assert_eq!(shown.len(), best.len());
         live_frames += 1;
