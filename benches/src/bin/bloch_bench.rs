@@ -28,8 +28,8 @@ use scatterlab_benches::bloch_frames::{beams_per_tilt, from_peer, native, BenchF
 use scatterlab_benches::timing::cpu_seconds;
 use scatterlab_bloch::beams::{g_vector, norm, Hkl};
 use scatterlab_bloch::crystal::parse_cif_asymmetric;
-use scatterlab_bloch::gradient::{FramePlan, GradientModel, Param};
 use scatterlab_bloch::frame::{fast_intensities, SupportTable};
+use scatterlab_bloch::gradient::{FramePlan, GradientModel, Param};
 use scatterlab_bloch::matrix::Conventions;
 use scatterlab_bloch::pattern::{Method, Pattern};
 use scatterlab_bloch::solve::Solver;
@@ -162,13 +162,7 @@ fn main() {
     println!("load average before: {} (2 shared cores)", load());
     let peer_json = peer(&cases);
     let frames: Vec<(BenchFrame, Option<Value>)> = match &peer_json {
-        Some(p) => p["cases"]
-            .as_array()
-            .expect("cases")
-            .iter()
-            .filter(|c| cases.split(',').any(|n| c["name"] == n))
-            .map(|c| (from_peer(c), Some(c.clone())))
-            .collect(),
+        Some(p) => p["cases"].as_array().expect("cases").iter().filter(|c| cases.split(',').any(|n| c["name"] == n)).map(|c| (from_peer(c), Some(c.clone()))).collect(),
         None => cases.split(',').map(|name| (native(name), None)).collect(),
     };
     if let Some(p) = &peer_json {
@@ -183,7 +177,16 @@ fn main() {
         let n = beams_per_tilt(&b.frame);
         let support = b.frame.support();
         let (mean, max) = (n.iter().sum::<usize>() as f64 / n.len() as f64, n.iter().max().copied().unwrap_or(0));
-        println!("{}: {} tilts, {} segments, N mean {mean:.1} max {max}, {} P1 atoms, support {} F, U0 {:.6} Å⁻² ({})", b.name, n.len(), b.frame.segments.len(), b.crystal.atoms.len(), support.len(), b.optics.u0_a2, b.source);
+        println!(
+            "{}: {} tilts, {} segments, N mean {mean:.1} max {max}, {} P1 atoms, support {} F, U0 {:.6} Å⁻² ({})",
+            b.name,
+            n.len(),
+            b.frame.segments.len(),
+            b.crystal.atoms.len(),
+            support.len(),
+            b.optics.u0_a2,
+            b.source
+        );
         if b.name == "borane" && !(290.0..=340.0).contains(&mean) {
             eprintln!("borane: mean N {mean:.1} outside 290–340 (plan § 8)");
         }
@@ -255,7 +258,12 @@ fn main() {
         // CPU-time ratio: on a shared machine the process's own CPU time is the steadier clock.
         let ratio = theirs.zip(*ours).map(|(t, o)| t.1 / o.1.max(1e-9));
         let verdict = ratio.map_or("-", |r| if r >= GOAL { "met" } else { "NOT met" });
-        println!("{name:<7} | {n:>10} | {tilts:>5} | {path:<24} | {:>17} | {:>17} | {:>6} | {verdict}", cell(*theirs), cell(*ours), ratio.map_or("-".to_owned(), |r| format!("{r:.1}×")));
+        println!(
+            "{name:<7} | {n:>10} | {tilts:>5} | {path:<24} | {:>17} | {:>17} | {:>6} | {verdict}",
+            cell(*theirs),
+            cell(*ours),
+            ratio.map_or("-".to_owned(), |r| format!("{r:.1}×"))
+        );
     }
     println!("load average at the end: {}", load());
     println!("{}", json!({ "bloch_bench": report }));

@@ -52,7 +52,8 @@ fn fit_once(objective: &Objective<'_>, engine: Engine<'_>) -> Run {
     let cancel = CancelToken::new();
     let mut quiet = |_: &fit::FitProgress| {};
     let t0 = Instant::now();
-    let de = pollster::block_on(fit::differential_evolution(objective, engine, &DeOptions { seed: SEED, ..Default::default() }, None, &mut quiet, &cancel)).expect("DE on the fixture task");
+    let de = pollster::block_on(fit::differential_evolution(objective, engine, &DeOptions { seed: SEED, ..Default::default() }, None, &mut quiet, &cancel))
+        .expect("DE on the fixture task");
     let t1 = Instant::now();
     let lm = fit::levenberg_marquardt(objective, &de.x, &LmOptions::default(), &mut quiet, &cancel).expect("LM polish");
     let t2 = Instant::now();

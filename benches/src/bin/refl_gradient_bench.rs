@@ -4,9 +4,9 @@
 //! and to `cpu::reflectivity_reference` (the scalar recursion the jets mirror), for 0 … all
 //! parameters, and the cost per parameter.
 
-use std::time::Instant;
 use scatterlab_refl::gradient::{reflectivity_gradient, smeared_gradient, LayerParam, Param};
 use scatterlab_refl::{cpu, CurveRequest, Layer, Resolution, SmearedRequest, Stack};
+use std::time::Instant;
 
 const ENERGY_EV: f64 = 250.0;
 const FILMS: usize = 18;

@@ -37,7 +37,10 @@ use scatterlab_hdf5::values::dataset_numbers;
 use scatterlab_hdf5::H5File;
 use scatterlab_stem::gpu::{GpuLosses, PhaseVarianceGpu, SsbGpu};
 use scatterlab_stem::load::{Acquisition, DirFileSet, Hints};
-use scatterlab_stem::ssb::{fit_aberrations, fit_aberrations_on, mean_spectrum, object_from_spectrum, prepare, reconstruct, scan_frequencies, Aberrations, Fft2, FitOptions, FitReport, FitStart, PhaseVariance, Probe, SsbOptions, SsbPrepared, Trial};
+use scatterlab_stem::ssb::{
+    fit_aberrations, fit_aberrations_on, mean_spectrum, object_from_spectrum, prepare, reconstruct, scan_frequencies, Aberrations, Fft2, FitOptions, FitReport, FitStart,
+    PhaseVariance, Probe, SsbOptions, SsbPrepared, Trial,
+};
 use serde_json::{json, Value};
 
 const REPS: usize = 7;
@@ -132,7 +135,13 @@ fn main() {
     let SsbPrepared { stack, optics, record, .. } = prepare(&acq, &files, &options, &mut |_, _| {}, &cancel).expect("BF stack");
     let t_read = t0.elapsed().as_secs_f64();
     let (scan, nb, theta) = (stack.scan, stack.pixels.len(), record.rotation_deg);
-    println!("{PREFIX}: {}×{} scan, {}×{} detector, {nb} BF pixels; frames read into the BF stack in {t_read:.2} s (one thread)", scan[0], scan[1], acq.det_shape()[0], acq.det_shape()[1]);
+    println!(
+        "{PREFIX}: {}×{} scan, {}×{} detector, {nb} BF pixels; frames read into the BF stack in {t_read:.2} s (one thread)",
+        scan[0],
+        scan[1],
+        acq.det_shape()[0],
+        acq.det_shape()[1]
+    );
     let phase_of = |o: &[num_complex::Complex64]| o.iter().map(|z| z.arg()).collect::<Vec<f64>>();
     let corr = |phase: &[f64]| bandpass_corr(phase, &truth_phase, scan, step, band[0], band[1]);
 
@@ -183,7 +192,11 @@ fn main() {
 
     // The GPU: reconstruction (incl. the stack's upload), one full-data loss, the fit.
     let skip = |var: &str, off: &str| std::env::var(var).is_ok_and(|v| v == off);
-    let ctx = if skip("SCATTERLAB_SKIP_GPU", "1") { Err("SCATTERLAB_SKIP_GPU=1".to_owned()) } else { pollster::block_on(GpuContext::new(&Default::default())).map_err(|e| e.to_string()) };
+    let ctx = if skip("SCATTERLAB_SKIP_GPU", "1") {
+        Err("SCATTERLAB_SKIP_GPU=1".to_owned())
+    } else {
+        pollster::block_on(GpuContext::new(&Default::default())).map_err(|e| e.to_string())
+    };
     let gpu = ctx.and_then(|ctx| pollster::block_on(SsbGpu::new(&ctx)).map(|g| (ctx.describe(), g)).map_err(|e| e.to_string()));
     let (mut gpu_rec, mut gpu_loss, mut gpu_fit) = (None, None, None);
     match &gpu {
@@ -257,7 +270,11 @@ fn main() {
     println!("reconstruction {:.3} s on one thread: goal ≤ 0.2 s {}", cpu.1, goal(cpu.1 <= 0.2));
     println!("fit {fit_s:.1} s on {cores} cores: goal ≤ 30 s {}", goal(fit_s <= 30.0));
     if let Some(s) = p4t("ssb") {
-        println!("py4DSTEM SSB / ours: {:.0}× (its preprocess + reconstruct vs our reconstruction from the BF stack); {:.0}× with our frame read counted", s / cpu.1, s / (cpu.1 + t_read));
+        println!(
+            "py4DSTEM SSB / ours: {:.0}× (its preprocess + reconstruct vs our reconstruction from the BF stack); {:.0}× with our frame read counted",
+            s / cpu.1,
+            s / (cpu.1 + t_read)
+        );
     }
     let per_trial = QUANTEM_FIT_S / QUANTEM_TRIALS;
     let scale = QUANTEM_SCAN / (scan[0] * scan[1]) as f64;

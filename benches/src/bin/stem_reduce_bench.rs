@@ -116,7 +116,13 @@ fn main() {
     drop(bytes);
     let PixelData::U16(data) = pixels else { panic!("{PREFIX} is not u16") };
     let raw = (data.len() * 2) as f64;
-    println!("{PREFIX}: {n} frames of {}×{} u16, {:.1} MB decoded into memory in {:.2} s; one thread, best/median of {REPS}", det[0], det[1], raw / 1e6, t0.elapsed().as_secs_f64());
+    println!(
+        "{PREFIX}: {n} frames of {}×{} u16, {:.1} MB decoded into memory in {:.2} s; one thread, best/median of {REPS}",
+        det[0],
+        det[1],
+        raw / 1e6,
+        t0.elapsed().as_secs_f64()
+    );
     let dets = detectors(&params);
 
     let bw = best_median(|| data.iter().map(|&v| u64::from(v)).sum::<u64>());

@@ -55,14 +55,12 @@ where
     Fut: Future<Output = T>,
 {
     let (tx, rx) = mpsc::channel();
-    let started = std::thread::Builder::new()
-        .name("scatterlab-job".into())
-        .spawn(move || {
-            let value = pollster::block_on(make());
-            // The receiver is gone only if the panel dropped the job as stale: nothing to deliver.
-            let _ = tx.send(value);
-            repaint.request_repaint();
-        });
+    let started = std::thread::Builder::new().name("scatterlab-job".into()).spawn(move || {
+        let value = pollster::block_on(make());
+        // The receiver is gone only if the panel dropped the job as stale: nothing to deliver.
+        let _ = tx.send(value);
+        repaint.request_repaint();
+    });
     if let Err(e) = started {
         // The sender was moved into the failed closure and dropped, so the job reads as Lost.
         log::error!("cannot start a worker thread: {e}");
@@ -93,10 +91,7 @@ where
 /// without an executor; `None` means the future unexpectedly wanted to wait.
 pub fn run_if_ready<F: Future>(future: F) -> Option<F::Output> {
     let mut future = pin!(future);
-    match future
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()))
-    {
+    match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
         Poll::Ready(value) => Some(value),
         Poll::Pending => None,
     }
@@ -121,9 +116,7 @@ mod tests {
             match job.poll() {
                 JobPoll::Done(v) => return assert_eq!(v, 42),
                 JobPoll::Lost => panic!("job lost"),
-                JobPoll::Pending if std::time::Instant::now() < deadline => {
-                    std::thread::sleep(std::time::Duration::from_millis(1))
-                }
+                JobPoll::Pending if std::time::Instant::now() < deadline => std::thread::sleep(std::time::Duration::from_millis(1)),
                 JobPoll::Pending => panic!("job timed out"),
             }
         }

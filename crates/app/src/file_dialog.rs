@@ -55,19 +55,13 @@ impl Pending {
         let answer = move || {
             let path = ask.run();
             // A poisoned lock only means another answer panicked; the slot is ours alone.
-            let mut guard = slot
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut guard = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             *guard = Some(path);
             ctx.request_repaint();
         };
         if cfg!(target_os = "macos") {
             answer();
-        } else if std::thread::Builder::new()
-            .name("file dialog".into())
-            .spawn(answer)
-            .is_err()
-        {
+        } else if std::thread::Builder::new().name("file dialog".into()).spawn(answer).is_err() {
             // No thread for it: no dialog; the path field still works.
             self.slot = None;
         }
@@ -75,9 +69,7 @@ impl Pending {
 
     /// Whether a dialog is open.
     pub fn is_open(&self) -> bool {
-        self.slot
-            .as_ref()
-            .is_some_and(|s| s.lock().map_or(true, |g| g.is_none()))
+        self.slot.as_ref().is_some_and(|s| s.lock().map_or(true, |g| g.is_none()))
     }
 
     /// The chosen path, once, when the dialog has closed with one (a cancel gives `None` and
@@ -85,9 +77,7 @@ impl Pending {
     pub fn take(&mut self) -> Option<PathBuf> {
         let answer = {
             let slot = self.slot.as_ref()?;
-            let mut guard = slot
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut guard = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             guard.take()?
         };
         self.slot = None;

@@ -24,25 +24,15 @@ impl GpuSupport {
     /// Reads eframe's wgpu render state (`CreationContext::wgpu_render_state`).
     pub fn from_render_state(render_state: Option<&eframe::egui_wgpu::RenderState>) -> Self {
         let Some(rs) = render_state else {
-            return Self::Unavailable(
-                "eframe is not rendering with wgpu, so there is no GPU device to compute on".into(),
-            );
+            return Self::Unavailable("eframe is not rendering with wgpu, so there is no GPU device to compute on".into());
         };
         let info = rs.adapter.get_info();
         // WebGL2 (the "gl" backend in the browser) draws fine but has no compute shaders.
         let flags = rs.adapter.get_downlevel_capabilities().flags;
         if !flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS) {
-            return Self::Unavailable(format!(
-                "the {} backend of {:?} has no compute shaders (GPU compute needs WebGPU, Vulkan, Metal or DX12)",
-                backend_name(&info),
-                info.name
-            ));
+            return Self::Unavailable(format!("the {} backend of {:?} has no compute shaders (GPU compute needs WebGPU, Vulkan, Metal or DX12)", backend_name(&info), info.name));
         }
-        Self::Available(Box::new(GpuContext::from_device(
-            rs.device.clone(),
-            rs.queue.clone(),
-            info,
-        )))
+        Self::Available(Box::new(GpuContext::from_device(rs.device.clone(), rs.queue.clone(), info)))
     }
 }
 
@@ -81,10 +71,7 @@ pub struct GpuEngine {
 impl GpuEngine {
     /// Wraps a device (or the reason there is none); nothing is compiled yet.
     pub fn new(support: GpuSupport) -> Self {
-        Self {
-            support,
-            pipeline: Pipeline::NotStarted,
-        }
+        Self { support, pipeline: Pipeline::NotStarted }
     }
 
     /// The device as the status line names it (`GpuContext::describe`), or why there is none.
@@ -104,28 +91,18 @@ impl GpuEngine {
     pub fn readiness(&mut self, repaint: &egui::Context) -> GpuReadiness {
         let ctx = match &self.support {
             GpuSupport::Available(ctx) => ctx,
-            GpuSupport::Unavailable(why) => {
-                return GpuReadiness::Unusable(format!("GPU not available: {why}"))
-            }
+            GpuSupport::Unavailable(why) => return GpuReadiness::Unusable(format!("GPU not available: {why}")),
         };
         if let Pipeline::NotStarted = self.pipeline {
             let ctx = GpuContext::clone(ctx);
-            self.pipeline =
-                Pipeline::Compiling(compute_job::spawn(repaint.clone(), move || async move {
-                    ParrattGpu::new(&ctx).await.map_err(|e| e.to_string())
-                }));
+            self.pipeline = Pipeline::Compiling(compute_job::spawn(repaint.clone(), move || async move { ParrattGpu::new(&ctx).await.map_err(|e| e.to_string()) }));
         }
         if let Pipeline::Compiling(job) = &self.pipeline {
             match job.poll() {
                 JobPoll::Pending => return GpuReadiness::Compiling,
                 JobPoll::Done(Ok(pipeline)) => self.pipeline = Pipeline::Ready(Arc::new(pipeline)),
-                JobPoll::Done(Err(e)) => {
-                    self.pipeline = Pipeline::Failed(format!("GPU pipeline failed: {e}"))
-                }
-                JobPoll::Lost => {
-                    self.pipeline =
-                        Pipeline::Failed("GPU pipeline compilation was lost (worker ended)".into())
-                }
+                JobPoll::Done(Err(e)) => self.pipeline = Pipeline::Failed(format!("GPU pipeline failed: {e}")),
+                JobPoll::Lost => self.pipeline = Pipeline::Failed("GPU pipeline compilation was lost (worker ended)".into()),
             }
         }
         match &self.pipeline {

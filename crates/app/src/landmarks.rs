@@ -29,6 +29,5 @@ pub fn set_status(ctx: &Context, json: String) {
 
 /// The last status stored by [`set_status`] (`"{}"` before the first frame).
 pub fn status(ctx: &Context) -> String {
-    ctx.data(|d| d.get_temp::<String>(Id::unique("scatterlab status")))
-        .unwrap_or_else(|| "{}".to_owned())
+    ctx.data(|d| d.get_temp::<String>(Id::unique("scatterlab status"))).unwrap_or_else(|| "{}".to_owned())
 }

@@ -24,12 +24,10 @@ mod web;
 #[cfg(target_arch = "wasm32")]
 pub mod worker_client;
 
+pub use bloch::BlochPanel;
 pub use gpu_engine::{backend_name, GpuSupport};
 pub use refl_fit::FitPanel;
-pub use refl_panel::{
-    Computed, DepthProfile, Device, Outcome, PlotView, ReflInputs, ReflPanel, ReflTab,
-};
-pub use bloch::BlochPanel;
+pub use refl_panel::{Computed, DepthProfile, Device, Outcome, PlotView, ReflInputs, ReflPanel, ReflTab};
 pub use stem::StemPanel;
 
 /// The application's workspaces, switched in the top bar.
@@ -71,10 +69,7 @@ impl ScatterlabApp {
     pub fn new(cc: &eframe::CreationContext<'_>) -> Self {
         install_fonts(&cc.egui_ctx);
         let render_state = cc.wgpu_render_state.as_ref();
-        let render_backend = render_state.map_or_else(
-            || "none".to_owned(),
-            |rs| backend_name(&rs.adapter.get_info()),
-        );
+        let render_backend = render_state.map_or_else(|| "none".to_owned(), |rs| backend_name(&rs.adapter.get_info()));
         Self::with_gpu(GpuSupport::from_render_state(render_state), render_backend)
     }
 
@@ -84,16 +79,7 @@ impl ScatterlabApp {
         stem.set_gpu(&gpu);
         let mut bloch = BlochPanel::default();
         bloch.set_gpu(&gpu);
-        Self {
-            workspace: Workspace::default(),
-            refl: ReflPanel::new(gpu),
-            stem,
-            bloch,
-            render_backend,
-            frames: 0,
-            on_ready: None,
-            command_error: None,
-        }
+        Self { workspace: Workspace::default(), refl: ReflPanel::new(gpu), stem, bloch, render_backend, frames: 0, on_ready: None, command_error: None }
     }
 
     /// Registers `hook` to run once after the first frame has been painted.
@@ -115,11 +101,7 @@ impl ScatterlabApp {
 pub fn install_fonts(ctx: &egui::Context) {
     let mut fonts = egui::FontDefinitions::default();
     if fonts.font_data.contains_key("Hack") {
-        fonts
-            .families
-            .entry(egui::FontFamily::Proportional)
-            .or_default()
-            .push("Hack".to_owned());
+        fonts.families.entry(egui::FontFamily::Proportional).or_default().push("Hack".to_owned());
     }
     ctx.set_fonts(fonts);
 }

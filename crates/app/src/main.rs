@@ -27,9 +27,7 @@ fn main() -> std::process::ExitCode {
     let options = eframe::NativeOptions {
         // wgpu, not glow: the GPU engine computes on the renderer's own wgpu device.
         renderer: eframe::Renderer::Wgpu,
-        viewport: egui::ViewportBuilder::default()
-            .with_title("scatterlab")
-            .with_inner_size([1280.0, 800.0]),
+        viewport: egui::ViewportBuilder::default().with_title("scatterlab").with_inner_size([1280.0, 800.0]),
         ..Default::default()
     };
     let outcome = Outcome::default();

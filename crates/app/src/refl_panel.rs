@@ -103,10 +103,7 @@ impl ReflPanel {
 
     /// The error on display, if the last computation failed.
     pub fn error(&self) -> Option<&str> {
-        self.outcome
-            .as_ref()
-            .and_then(|o| o.as_ref().err())
-            .map(String::as_str)
+        self.outcome.as_ref().and_then(|o| o.as_ref().err()).map(String::as_str)
     }
 
     /// Why a layer's formula or density could not give δ, β, one line per such layer.
@@ -121,9 +118,7 @@ impl ReflPanel {
 
     /// The lines the main plot draws now: the current view of the curve on display.
     pub fn plotted_series(&self) -> Vec<Series> {
-        self.curve()
-            .map(|c| plot::series(self.view, c))
-            .unwrap_or_default()
+        self.curve().map(|c| plot::series(self.view, c)).unwrap_or_default()
     }
 
     /// True while a result for the current inputs is still to come.
@@ -141,8 +136,7 @@ impl ReflPanel {
     pub fn update(&mut self, repaint: &egui::Context) {
         // Formula layers first: their δ, β follow the energy (a change here recomputes).
         let energy = self.inputs.energy_ev;
-        self.material_errors =
-            materials::apply(&mut self.inputs.stack, &mut self.inputs.materials, energy);
+        self.material_errors = materials::apply(&mut self.inputs.stack, &mut self.inputs.materials, energy);
         if self.profile.stack != self.inputs.stack {
             self.profile = DepthProfile::new(&self.inputs.stack);
         }
@@ -179,9 +173,7 @@ impl ReflPanel {
                 }
                 GpuReadiness::Ready(pipeline) => {
                     let inputs = self.inputs.clone();
-                    self.pending = Some(compute_job::spawn(repaint.clone(), move || {
-                        run::run_gpu(pipeline, inputs)
-                    }));
+                    self.pending = Some(compute_job::spawn(repaint.clone(), move || run::run_gpu(pipeline, inputs)));
                     self.computed_for = Some(self.inputs.clone());
                 }
             },
@@ -191,12 +183,7 @@ impl ReflPanel {
     /// One line: the device that ran, the time and the size, or what is being waited for.
     pub fn status_text(&self) -> String {
         let mut text = match &self.outcome {
-            Some(Ok(c)) => format!(
-                "{} · {} · {} points",
-                c.device,
-                format_duration(c.elapsed),
-                c.q.len()
-            ),
+            Some(Ok(c)) => format!("{} · {} · {} points", c.device, format_duration(c.elapsed), c.q.len()),
             Some(Err(e)) => format!("error: {e}"),
             None => "no result yet".to_owned(),
         };
@@ -239,38 +226,35 @@ impl ReflPanel {
             ui.ctx().request_repaint();
         }
         let mut measured = [0.0; 3];
-        egui::ScrollArea::both()
-            .id_salt("refl_inputs_scroll")
-            .max_height((ui.available_height() * 0.6).max(200.0))
-            .show(ui, |ui| {
-                let table = |this: &mut Self, ui: &mut egui::Ui| {
-                    let group = ui.group(|ui| {
-                        ui.vertical(|ui| {
-                            ui.strong("Layers (fronting medium first, substrate last)");
-                            let inputs = &mut this.inputs;
-                            layer_table::show(ui, &mut inputs.stack, &mut inputs.materials);
-                            for e in &this.material_errors {
-                                ui.colored_label(ui.visuals().error_fg_color, e);
-                            }
-                        });
+        egui::ScrollArea::both().id_salt("refl_inputs_scroll").max_height((ui.available_height() * 0.6).max(200.0)).show(ui, |ui| {
+            let table = |this: &mut Self, ui: &mut egui::Ui| {
+                let group = ui.group(|ui| {
+                    ui.vertical(|ui| {
+                        ui.strong("Layers (fronting medium first, substrate last)");
+                        let inputs = &mut this.inputs;
+                        layer_table::show(ui, &mut inputs.stack, &mut inputs.materials);
+                        for e in &this.material_errors {
+                            ui.colored_label(ui.visuals().error_fg_color, e);
+                        }
                     });
-                    group.response.rect.width()
-                };
-                let others = |this: &mut Self, ui: &mut egui::Ui| {
-                    let beam = ui.group(|ui| ui.vertical(|ui| this.beam_ui(ui)));
-                    let device = ui.group(|ui| ui.vertical(|ui| this.device_ui(ui)));
-                    [beam.response.rect.width(), device.response.rect.width()]
-                };
-                if side_by_side {
-                    ui.horizontal_top(|ui| {
-                        measured[0] = table(self, ui);
-                        [measured[1], measured[2]] = others(self, ui);
-                    });
-                } else {
+                });
+                group.response.rect.width()
+            };
+            let others = |this: &mut Self, ui: &mut egui::Ui| {
+                let beam = ui.group(|ui| ui.vertical(|ui| this.beam_ui(ui)));
+                let device = ui.group(|ui| ui.vertical(|ui| this.device_ui(ui)));
+                [beam.response.rect.width(), device.response.rect.width()]
+            };
+            if side_by_side {
+                ui.horizontal_top(|ui| {
                     measured[0] = table(self, ui);
-                    ui.horizontal_top(|ui| [measured[1], measured[2]] = others(self, ui));
-                }
-            });
+                    [measured[1], measured[2]] = others(self, ui);
+                });
+            } else {
+                measured[0] = table(self, ui);
+                ui.horizontal_top(|ui| [measured[1], measured[2]] = others(self, ui));
+            }
+        });
         ui.data_mut(|d| d.insert_temp(id, measured));
         let status = self.status_text();
         if self.error().is_some() {

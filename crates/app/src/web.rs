@@ -34,10 +34,7 @@ impl AppControl {
     /// The app's status as JSON text (`"{}"` before the first frame): frames drawn, tab, and the
     /// Fit tab's model, running fit, progress, message and last result (χ², engine, evaluations).
     pub fn status(&self) -> String {
-        self.ctx
-            .borrow()
-            .as_ref()
-            .map_or_else(|| "{}".to_owned(), landmarks::status)
+        self.ctx.borrow().as_ref().map_or_else(|| "{}".to_owned(), landmarks::status)
     }
 
     /// `[x, y, width, height]` in CSS pixels relative to the canvas of the widget last drawn under
@@ -48,12 +45,7 @@ impl AppControl {
         let ctx = ctx.as_ref()?;
         let r = landmarks::rect(ctx, name)?;
         let zoom = ctx.zoom_factor();
-        Some(vec![
-            r.min.x * zoom,
-            r.min.y * zoom,
-            r.width() * zoom,
-            r.height() * zoom,
-        ])
+        Some(vec![r.min.x * zoom, r.min.y * zoom, r.width() * zoom, r.height() * zoom])
     }
 
     /// Opens a 4D-STEM acquisition from `files` (an array of `File`: a Dectris master with its
@@ -82,9 +74,7 @@ impl AppControl {
     /// The size of the app's wasm linear memory in bytes. It never shrinks, so it is the peak
     /// the heap has reached so far.
     pub fn heap_bytes(&self) -> f64 {
-        wasm_bindgen::memory().dyn_into::<js_sys::WebAssembly::Memory>().map_or(0.0, |m| {
-            m.buffer().dyn_into::<js_sys::ArrayBuffer>().map_or(0.0, |b| f64::from(b.byte_length()))
-        })
+        wasm_bindgen::memory().dyn_into::<js_sys::WebAssembly::Memory>().map_or(0.0, |m| m.buffer().dyn_into::<js_sys::ArrayBuffer>().map_or(0.0, |b| f64::from(b.byte_length())))
     }
 }
 
@@ -96,24 +86,14 @@ impl AppControl {
 pub async fn start(canvas_id: String) -> Result<AppControl, JsValue> {
     // A second call (hot reload, tests) finds the logger set already; that is fine.
     let _ = eframe::WebLogger::init(log::LevelFilter::Info);
-    let document = web_sys::window()
-        .and_then(|w| w.document())
-        .ok_or_else(|| {
-            JsValue::from_str("scatterlab: no window.document (not running in a page?)")
-        })?;
+    let document = web_sys::window().and_then(|w| w.document()).ok_or_else(|| JsValue::from_str("scatterlab: no window.document (not running in a page?)"))?;
     let canvas = document
         .get_element_by_id(&canvas_id)
         .ok_or_else(|| JsValue::from_str(&format!("scatterlab: no element with id {canvas_id:?}")))?
         .dyn_into::<web_sys::HtmlCanvasElement>()
-        .map_err(|_| {
-            JsValue::from_str(&format!(
-                "scatterlab: element {canvas_id:?} is not a <canvas>"
-            ))
-        })?;
+        .map_err(|_| JsValue::from_str(&format!("scatterlab: element {canvas_id:?} is not a <canvas>")))?;
     let shared: Rc<RefCell<Option<egui::Context>>> = Rc::default();
-    let control = AppControl {
-        ctx: shared.clone(),
-    };
+    let control = AppControl { ctx: shared.clone() };
     eframe::WebRunner::new()
         .start(
             canvas,
@@ -131,9 +111,7 @@ pub async fn start(canvas_id: String) -> Result<AppControl, JsValue> {
 
 /// Sets the readiness attributes on `document.documentElement`.
 fn mark_ready(backend: &str) {
-    let root = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.document_element());
+    let root = web_sys::window().and_then(|w| w.document()).and_then(|d| d.document_element());
     let Some(root) = root else {
         log::error!("scatterlab: no document element to mark ready");
         return;

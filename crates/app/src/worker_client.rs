@@ -48,22 +48,12 @@ thread_local! {
 
 /// A JS error (an `Error`, a string, anything) as text.
 pub fn js_error(e: &JsValue) -> String {
-    e.as_string()
-        .or_else(|| {
-            e.dyn_ref::<js_sys::Error>()
-                .map(|e| String::from(e.message()))
-        })
-        .unwrap_or_else(|| format!("{e:?}"))
+    e.as_string().or_else(|| e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message()))).unwrap_or_else(|| format!("{e:?}"))
 }
 
 fn page_url(path: &str) -> Result<String, String> {
-    let base = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.base_uri().ok().flatten())
-        .ok_or("no document base URL (not running in a page?)")?;
-    web_sys::Url::new_with_base(path, &base)
-        .map(|u| u.href())
-        .map_err(|e| js_error(&e))
+    let base = web_sys::window().and_then(|w| w.document()).and_then(|d| d.base_uri().ok().flatten()).ok_or("no document base URL (not running in a page?)")?;
+    web_sys::Url::new_with_base(path, &base).map(|u| u.href()).map_err(|e| js_error(&e))
 }
 
 impl AppWorker {
@@ -72,37 +62,24 @@ impl AppWorker {
         let options = web_sys::WorkerOptions::new();
         options.set_type(web_sys::WorkerType::Module);
         options.set_name("scatterlab fit");
-        let worker = web_sys::Worker::new_with_options(&url, &options)
-            .map_err(|e| format!("cannot start the fit worker {url}: {}", js_error(&e)))?;
+        let worker = web_sys::Worker::new_with_options(&url, &options).map_err(|e| format!("cannot start the fit worker {url}: {}", js_error(&e)))?;
         let pending: Rc<RefCell<HashMap<u32, Pending>>> = Rc::default();
         let on_message = {
             let pending = pending.clone();
-            Closure::<dyn FnMut(_)>::new(move |event: web_sys::MessageEvent| {
-                dispatch(&pending, &event.data())
-            })
+            Closure::<dyn FnMut(_)>::new(move |event: web_sys::MessageEvent| dispatch(&pending, &event.data()))
         };
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         let on_error = {
             let (pending, url) = (pending.clone(), url.clone());
             Closure::<dyn FnMut(_)>::new(move |event: web_sys::ErrorEvent| {
-                let why = JsValue::from_str(&format!(
-                    "the fit worker {url} failed: {} (was scripts/build-web.sh run?)",
-                    event.message()
-                ));
+                let why = JsValue::from_str(&format!("the fit worker {url} failed: {} (was scripts/build-web.sh run?)", event.message()));
                 for (_, p) in pending.borrow_mut().drain() {
                     let _ = p.reject.call1(&JsValue::NULL, &why);
                 }
             })
         };
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        let mut this = AppWorker {
-            worker,
-            pending,
-            next_id: Cell::new(1),
-            init: Promise::resolve(&JsValue::NULL),
-            _on_message: on_message,
-            _on_error: on_error,
-        };
+        let mut this = AppWorker { worker, pending, next_id: Cell::new(1), init: Promise::resolve(&JsValue::NULL), _on_message: on_message, _on_error: on_error };
         let init = Object::new();
         let device_name = match device {
             Device::Cpu => "cpu",
@@ -122,21 +99,12 @@ impl AppWorker {
         set(&message, "id", &id.into());
         let pending = self.pending.clone();
         let promise = Promise::new(&mut |resolve, reject| {
-            pending.borrow_mut().insert(
-                id,
-                Pending {
-                    resolve,
-                    reject,
-                    on_progress: None,
-                },
-            );
+            pending.borrow_mut().insert(id, Pending { resolve, reject, on_progress: None });
         });
         if let Some(p) = self.pending.borrow_mut().get_mut(&id) {
             p.on_progress = on_progress;
         }
-        self.worker
-            .post_message(&message)
-            .map_err(|e| format!("cannot post to the fit worker: {}", js_error(&e)))?;
+        self.worker.post_message(&message).map_err(|e| format!("cannot post to the fit worker: {}", js_error(&e)))?;
         Ok(promise)
     }
 
@@ -176,10 +144,7 @@ fn dispatch(pending: &Rc<RefCell<HashMap<u32, Pending>>>, data: &JsValue) {
     let progress = PROGRESS_KEYS.iter().map(|k| get(data, k)).find(|v| !v.is_undefined());
     if let Some(progress) = progress {
         // Taken out while it runs: the callback may post a cancel, which borrows nothing here.
-        let callback = pending
-            .borrow_mut()
-            .get_mut(&id)
-            .and_then(|p| p.on_progress.take());
+        let callback = pending.borrow_mut().get_mut(&id).and_then(|p| p.on_progress.take());
         if let Some(f) = callback {
             f(&progress);
             if let Some(p) = pending.borrow_mut().get_mut(&id) {
@@ -200,12 +165,7 @@ fn dispatch(pending: &Rc<RefCell<HashMap<u32, Pending>>>, data: &JsValue) {
 
 /// The started worker of `device`, starting it if needed.
 pub fn worker_for(device: Device) -> Result<Rc<AppWorker>, String> {
-    if let Some(w) = WORKERS.with(|ws| {
-        ws.borrow()
-            .iter()
-            .find(|(d, _)| *d == device)
-            .map(|(_, w)| w.clone())
-    }) {
+    if let Some(w) = WORKERS.with(|ws| ws.borrow().iter().find(|(d, _)| *d == device).map(|(_, w)| w.clone())) {
         return Ok(w);
     }
     let w = Rc::new(AppWorker::start(device)?);

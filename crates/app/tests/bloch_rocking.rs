@@ -56,7 +56,9 @@ fn euler_identity_is_the_001_zone_of_silicon() {
 fn the_gpu_device_runs_f32_on_the_apps_wgpu_device() {
     let mut harness = app_on(true);
     open_si(&mut harness);
-    let run = |device: &str| format!(r#"{{"do": "blochSimulate", "kv": 200, "zone": [1, 1, 0], "thicknesses": [100, 300], "gMax": 1.0, "sgMax": 0.04, "solver": "expm", "device": "{device}"}}"#);
+    let run = |device: &str| {
+        format!(r#"{{"do": "blochSimulate", "kv": 200, "zone": [1, 1, 0], "thicknesses": [100, 300], "gMax": 1.0, "sgMax": 0.04, "solver": "expm", "device": "{device}"}}"#)
+    };
     assert_eq!(command(&mut harness, &run("cpu")), None);
     settle(&mut harness, |a| a.bloch.simulate.is_running());
     let (cpu_hkl, cpu_i, _) = simulated(&harness);

@@ -16,8 +16,7 @@ use scatterlab_refl::Engine;
 
 fn fixture_task() -> (PathBuf, String) {
     let path = common::fit_task_path();
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{} ({e}); set SCATTERLAB_FIXTURES", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{} ({e}); set SCATTERLAB_FIXTURES", path.display()));
     (path, text)
 }
 
@@ -50,8 +49,7 @@ fn model_json_curves_and_profile_csv_read_back() {
     let values = model.values().to_vec();
 
     // Model JSON: the same parameters, values and data.
-    let saved =
-        Model::from_json(&read(&dir.join("fit_task_model.json"))).expect("saved model parses");
+    let saved = Model::from_json(&read(&dir.join("fit_task_model.json"))).expect("saved model parses");
     assert_eq!(saved.parameter_names(), model.parameter_names());
     for (a, b) in saved.values().iter().zip(&values) {
         assert!((a - b).abs() <= 1e-15 * b.abs(), "{a} vs {b}"); // serde_json may differ by an ulp
@@ -60,15 +58,11 @@ fn model_json_curves_and_profile_csv_read_back() {
     assert_eq!(saved.varying(), model.varying());
 
     // Curves CSV: every data point, and the model curve as the engine gives it.
-    let want = pollster::block_on(model.evaluate(Engine::Cpu, &[&values]))
-        .expect("evaluate")
-        .remove(0);
+    let want = pollster::block_on(model.evaluate(Engine::Cpu, &[&values])).expect("evaluate").remove(0);
     let csv = read(&dir.join("fit_task_curves.csv"));
     let mut lines = csv.lines().filter(|l| !l.starts_with('#'));
     assert_eq!(lines.next(), Some("dataset,q_inv_A,R_data,dR,R_model"));
-    let rows: Vec<Vec<f64>> = lines
-        .map(|l| l.split(',').map(|f| f.parse().expect("number")).collect())
-        .collect();
+    let rows: Vec<Vec<f64>> = lines.map(|l| l.split(',').map(|f| f.parse().expect("number")).collect()).collect();
     assert_eq!(rows.len(), 720);
     let mut seen = [0usize; 4];
     for row in &rows {
@@ -85,37 +79,18 @@ fn model_json_curves_and_profile_csv_read_back() {
 
     // Profile CSV: 400 depths from vacuum (δ = 0) into the substrate of dataset 0's stack.
     let csv = read(&dir.join("fit_task_profile.csv"));
-    assert!(
-        csv.starts_with("# depth profile of model 'fit task' at 250 eV"),
-        "{}",
-        &csv[..80]
-    );
-    let rows: Vec<Vec<f64>> = csv
-        .lines()
-        .skip(2)
-        .map(|l| l.split(',').map(|f| f.parse().expect("number")).collect())
-        .collect();
+    assert!(csv.starts_with("# depth profile of model 'fit task' at 250 eV"), "{}", &csv[..80]);
+    let rows: Vec<Vec<f64>> = csv.lines().skip(2).map(|l| l.split(',').map(|f| f.parse().expect("number")).collect()).collect();
     assert_eq!(rows.len(), 400);
     assert!(rows.windows(2).all(|w| w[1][0] > w[0][0]), "z ascending");
     // Vacuum on top: 4σ_max + 10 Å above the first interface, the erf tail is below 1e-6 of δ.
     let delta_max = rows.iter().map(|r| r[1]).fold(0.0, f64::max);
-    assert!(
-        rows[0][1..].iter().all(|v| v.abs() <= 1e-6 * delta_max),
-        "{:?}",
-        rows[0]
-    );
-    let BuiltStack::Uniaxial(stack) = model.stack(0, &values).expect("stack") else {
-        panic!("fixture is uniaxial")
-    };
+    assert!(rows[0][1..].iter().all(|v| v.abs() <= 1e-6 * delta_max), "{:?}", rows[0]);
+    let BuiltStack::Uniaxial(stack) = model.stack(0, &values).expect("stack") else { panic!("fixture is uniaxial") };
     let substrate = stack.layers.last().expect("substrate");
     let last = rows.last().expect("rows");
     // The grid ends 4σ + 10 Å below the last interface: the substrate's δ to 1e-9.
-    assert!(
-        (last[1] - substrate.delta_o).abs() <= 1e-9 * substrate.delta_o,
-        "{} vs {}",
-        last[1],
-        substrate.delta_o
-    );
+    assert!((last[1] - substrate.delta_o).abs() <= 1e-9 * substrate.delta_o, "{} vs {}", last[1], substrate.delta_o);
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -135,8 +110,7 @@ fn plots_png_is_a_cropped_screenshot() {
             break;
         }
     }
-    let bytes = std::fs::read(&path)
-        .unwrap_or_else(|e| panic!("{e}: {:?}", harness.state().refl.fit.message()));
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{e}: {:?}", harness.state().refl.fit.message()));
     let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
     let mut reader = decoder.read_info().expect("a PNG");
     let mut pixels = vec![0; reader.output_buffer_size().expect("size")];
@@ -166,73 +140,37 @@ fn plots_png_is_a_cropped_screenshot() {
 
 #[test]
 fn orso_file_gives_two_curves_at_the_header_energy() {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../refl/tests/data/orso_two_datasets.ort");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../refl/tests/data/orso_two_datasets.ort");
     let bytes = std::fs::read(&path).expect("ORSO example");
     let mut fit = scatterlab_app::FitPanel::default();
     assert!(fit.load_bytes("two.ort", &bytes), "{:?}", fit.message());
     assert_eq!(fit.pending.len(), 2);
     for p in &fit.pending {
         // 49.59 Å → 12398.4193 / 49.59 = 250.02 eV.
-        assert!(
-            (p.energy_ev - 12398.4193 / 49.59).abs() < 1e-9,
-            "{}",
-            p.energy_ev
-        );
+        assert!((p.energy_ev - 12398.4193 / 49.59).abs() < 1e-9, "{}", p.energy_ev);
         assert_eq!(p.loaded.data.q.len(), 12);
         assert!(p.loaded.data.dr.is_some() && p.loaded.data.dq.is_some());
     }
-    assert!(
-        fit.pending[0]
-            .loaded
-            .data
-            .name
-            .starts_with("two.ort: s-polarised"),
-        "{}",
-        fit.pending[0].loaded.data.name
-    );
+    assert!(fit.pending[0].loaded.data.name.starts_with("two.ort: s-polarised"), "{}", fit.pending[0].loaded.data.name);
 }
 
 #[test]
 fn resume_equals_one_longer_run() {
     let (_, text) = fixture_task();
     let model = Model::new(task_to_model(&text).expect("task")).expect("model");
-    let settings = |generations| FitSettings {
-        method: Method::DeLm,
-        seed: 11,
-        max_generations: generations,
-        popsize: 6,
-        ..FitSettings::default()
-    };
+    let settings = |generations| FitSettings { method: Method::DeLm, seed: 11, max_generations: generations, popsize: 6, ..FitSettings::default() };
     let run = |settings: FitSettings, start: Start| {
-        let request = FitRequest {
-            model: model.clone(),
-            settings,
-            start,
-        };
+        let request = FitRequest { model: model.clone(), settings, start };
         let sink = ProgressSink::default();
         let ctx = egui::Context::default();
-        let result = pollster::block_on(run_fit(
-            &request,
-            Engine::Cpu,
-            &sink,
-            &ctx,
-            &CancelToken::new(),
-            || async {},
-        ));
+        let result = pollster::block_on(run_fit(&request, Engine::Cpu, &sink, &ctx, &CancelToken::new(), || async {}));
         result.expect("fit runs")
     };
     let first = run(settings(3), Start::Fresh);
-    let resumed = run(
-        settings(3),
-        Start::Resume(first.de.clone().expect("DE state")),
-    );
+    let resumed = run(settings(3), Start::Resume(first.de.clone().expect("DE state")));
     let whole = run(settings(6), Start::Fresh);
     let (a, b) = (resumed.de.expect("resumed DE"), whole.de.expect("whole DE"));
-    println!(
-        "DE after 3+3: χ² {:.3}; after 6: χ² {:.3}",
-        a.result.chi2, b.result.chi2
-    );
+    println!("DE after 3+3: χ² {:.3}; after 6: χ² {:.3}", a.result.chi2, b.result.chi2);
     assert_eq!(a.generations, 6);
     assert_eq!(a.result.population, b.result.population);
     assert_eq!(a.result.energies, b.result.energies);

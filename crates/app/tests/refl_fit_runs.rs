@@ -21,20 +21,11 @@ fn mcmc_after_de_and_lm_gives_medians_intervals_and_histograms() {
     (settings.max_generations, settings.mcmc_steps, settings.seed) = (4, 40, 5);
     harness.get_by_label("Run fit").click();
     let seen = run_to_end(&mut harness, Duration::from_secs(300));
-    assert!(
-        seen.iter()
-            .any(|l| l.starts_with("MCMC step ") && l.contains(" of 40 ")),
-        "{seen:?}"
-    );
+    assert!(seen.iter().any(|l| l.starts_with("MCMC step ") && l.contains(" of 40 ")), "{seen:?}");
 
     let fit = &harness.state().refl.fit;
-    let r = fit
-        .result()
-        .unwrap_or_else(|| panic!("{:?}", fit.message()));
-    let m = r
-        .mcmc
-        .as_ref()
-        .unwrap_or_else(|| panic!("no MCMC: {:?}", r.notes));
+    let r = fit.result().unwrap_or_else(|| panic!("{:?}", fit.message()));
+    let m = r.mcmc.as_ref().unwrap_or_else(|| panic!("no MCMC: {:?}", r.notes));
     // 4 × 12 walkers, 40 steps, the first 10 burn-in: 30 × 48 kept samples per parameter.
     assert_eq!(m.samples.len(), 12);
     assert!(m.samples.iter().all(|s| s.len() == 30 * 48));
@@ -44,10 +35,7 @@ fn mcmc_after_de_and_lm_gives_medians_intervals_and_histograms() {
         assert!(m.lower_68[k] <= m.median[k] && m.median[k] <= m.upper_68[k]);
         assert_eq!(*s, 0.5 * (m.upper_68[k] - m.lower_68[k]));
     }
-    println!(
-        "MCMC: acceptance {:.2}, χ² at the medians {:.2} (start {:.1})",
-        m.acceptance_fraction, r.chi2, r.start_chi2
-    );
+    println!("MCMC: acceptance {:.2}, χ² at the medians {:.2} (start {:.1})", m.acceptance_fraction, r.chi2, r.start_chi2);
     assert!(m.acceptance_fraction > 0.0 && m.acceptance_fraction < 1.0);
     assert!(r.chi2 < r.start_chi2);
     harness.get_by_label_contains("Result (MCMC medians");
@@ -71,9 +59,7 @@ fn cancel_keeps_the_best_so_far_and_resume_continues() {
     // Wait for DE generation 2, then cancel.
     let deadline = Instant::now() + Duration::from_secs(120);
     harness.step();
-    while !progress_line(&harness)
-        .is_some_and(|l| l.starts_with("DE generation ") && !l.starts_with("DE generation 1 "))
-    {
+    while !progress_line(&harness).is_some_and(|l| l.starts_with("DE generation ") && !l.starts_with("DE generation 1 ")) {
         assert!(Instant::now() < deadline, "no DE progress");
         std::thread::sleep(Duration::from_millis(5));
         harness.step();
@@ -81,26 +67,13 @@ fn cancel_keeps_the_best_so_far_and_resume_continues() {
     harness.get_by_label("Cancel").click();
     run_to_end(&mut harness, Duration::from_secs(60));
     let fit = &harness.state().refl.fit;
-    let first = fit
-        .result()
-        .unwrap_or_else(|| panic!("{:?}", fit.message()))
-        .clone();
+    let first = fit.result().unwrap_or_else(|| panic!("{:?}", fit.message())).clone();
     let de = first.de.clone().expect("DE state");
-    println!(
-        "cancelled after {} generations, χ² {:.1}",
-        de.generations, first.chi2
-    );
+    println!("cancelled after {} generations, χ² {:.1}", de.generations, first.chi2);
     assert!(first.cancelled);
-    assert!(
-        de.generations >= 2 && de.generations < 100_000,
-        "{}",
-        de.generations
-    );
+    assert!(de.generations >= 2 && de.generations < 100_000, "{}", de.generations);
     assert!(first.stderr.is_none(), "no LM polish after a cancel");
-    assert_eq!(
-        first.chi2, de.result.chi2,
-        "DE's best on the CPU in f64 (the batches ran there too)"
-    );
+    assert_eq!(first.chi2, de.result.chi2, "DE's best on the CPU in f64 (the batches ran there too)");
     harness.get_by_label_contains("Result (cancelled");
 
     // Resume: 3 more generations from the same population, then the LM polish.
@@ -108,15 +81,10 @@ fn cancel_keeps_the_best_so_far_and_resume_continues() {
     harness.get_by_label("Resume").click();
     run_to_end(&mut harness, Duration::from_secs(300));
     let fit = &harness.state().refl.fit;
-    let r = fit
-        .result()
-        .unwrap_or_else(|| panic!("{:?}", fit.message()));
+    let r = fit.result().unwrap_or_else(|| panic!("{:?}", fit.message()));
     println!("resumed: χ² {:.1} → {:.3}", first.chi2, r.chi2);
     assert!(!r.cancelled);
-    assert_eq!(
-        r.de.as_ref().map(|d| d.generations),
-        Some(de.generations + 3)
-    );
+    assert_eq!(r.de.as_ref().map(|d| d.generations), Some(de.generations + 3));
     assert!(r.chi2 < first.chi2);
     assert!(r.stderr.is_some());
 }
@@ -136,13 +104,8 @@ fn de_batches_on_the_gpu_then_lm_on_the_cpu() {
     harness.get_by_label("Run fit").click();
     run_to_end(&mut harness, Duration::from_secs(300));
     let fit = &harness.state().refl.fit;
-    let r = fit
-        .result()
-        .unwrap_or_else(|| panic!("{:?}", fit.message()));
-    println!(
-        "GPU: {} · χ² {:.1} → {:.3} in {:.2} s",
-        r.engine, r.start_chi2, r.chi2, r.seconds
-    );
+    let r = fit.result().unwrap_or_else(|| panic!("{:?}", fit.message()));
+    println!("GPU: {} · χ² {:.1} → {:.3} in {:.2} s", r.engine, r.start_chi2, r.chi2, r.seconds);
     assert!(r.engine.starts_with("gpu f32 "), "{}", r.engine);
     assert_eq!(r.de.as_ref().map(|d| d.generations), Some(4));
     assert!(r.chi2 < r.start_chi2);

@@ -14,79 +14,33 @@ use serde_json::{json, Value};
 fn request(method: Method, start: Start) -> FitRequest {
     let text = std::fs::read_to_string(common::fit_task_path()).unwrap();
     let model = Model::new(task_to_model(&text).unwrap()).unwrap();
-    let settings = FitSettings {
-        method,
-        seed: 9,
-        max_generations: 40,
-        popsize: 7,
-        mcmc_steps: 20,
-        ..FitSettings::default()
-    };
-    FitRequest {
-        model,
-        settings,
-        start,
-    }
+    let settings = FitSettings { method, seed: 9, max_generations: 40, popsize: 7, mcmc_steps: 20, ..FitSettings::default() };
+    FitRequest { model, settings, start }
 }
 
 #[test]
 fn requests_carry_method_limits_state_and_values() {
     let r = request(Method::DeLm, Start::Fresh);
     let (model, o) = fit_options(&r).unwrap();
-    assert_eq!(
-        o,
-        json!({"method": "de", "seed": 9.0, "maxGenerations": 40, "popsize": 7, "steps": 20, "log": false})
-    );
+    assert_eq!(o, json!({"method": "de", "seed": 9.0, "maxGenerations": 40, "popsize": 7, "steps": 20, "log": false}));
     let back = Model::from_json(&model).unwrap();
-    assert_eq!(
-        back.values(),
-        r.model.values(),
-        "the model travels with its current values"
-    );
-    assert_eq!(
-        fit_options(&request(Method::Mcmc, Start::Polish))
-            .unwrap()
-            .1["method"],
-        "lm",
-        "polish is LM from the current values"
-    );
-    assert_eq!(
-        fit_options(&request(Method::Mcmc, Start::Fresh)).unwrap().1["method"],
-        "mcmc"
-    );
+    assert_eq!(back.values(), r.model.values(), "the model travels with its current values");
+    assert_eq!(fit_options(&request(Method::Mcmc, Start::Polish)).unwrap().1["method"], "lm", "polish is LM from the current values");
+    assert_eq!(fit_options(&request(Method::Mcmc, Start::Fresh)).unwrap().1["method"], "mcmc");
     let state = DeState {
-        result: DeResult {
-            x: vec![1.0; 12],
-            chi2: 3.0,
-            evaluations: 84,
-            generations: 5,
-            converged: false,
-            population: vec![vec![1.0; 12]; 2],
-            energies: vec![3.0, 4.0],
-        },
+        result: DeResult { x: vec![1.0; 12], chi2: 3.0, evaluations: 84, generations: 5, converged: false, population: vec![vec![1.0; 12]; 2], energies: vec![3.0, 4.0] },
         generations: 6,
         converged: false,
     };
     let (_, o) = fit_options(&request(Method::DeLm, Start::Resume(state))).unwrap();
-    assert_eq!(
-        o["resume"],
-        json!({"population": vec![vec![1.0; 12]; 2], "energies": [3.0, 4.0], "evaluations": 84, "generations": 6})
-    );
+    assert_eq!(o["resume"], json!({"population": vec![vec![1.0; 12]; 2], "energies": [3.0, 4.0], "evaluations": 84, "generations": 6}));
 }
 
 #[test]
 fn progress_messages_become_progress() {
-    let p = progress(&json!({"method": "mcmc", "iteration": 3, "maxIterations": 20, "bestChi2": 701.5, "evaluations": 900, "seconds": 1.0, "evaluationsPerSecond": 900.0})).unwrap();
-    assert_eq!(
-        (
-            p.stage,
-            p.iteration,
-            p.max_iterations,
-            p.best_chi2,
-            p.evaluations
-        ),
-        (Stage::Mcmc, 3, 20, 701.5, 900)
-    );
+    let p =
+        progress(&json!({"method": "mcmc", "iteration": 3, "maxIterations": 20, "bestChi2": 701.5, "evaluations": 900, "seconds": 1.0, "evaluationsPerSecond": 900.0})).unwrap();
+    assert_eq!((p.stage, p.iteration, p.max_iterations, p.best_chi2, p.evaluations), (Stage::Mcmc, 3, 20, 701.5, 900));
     assert!(progress(&json!({"method": "nope", "iteration": 1})).is_none());
 }
 
@@ -96,12 +50,7 @@ fn results_become_fit_results() {
     let objective = Objective::new(&r.model, ObjectiveOptions::default()).unwrap();
     let names = objective.names();
     let x: Vec<f64> = objective.start().iter().map(|v| v * 1.01).collect();
-    let parameters: serde_json::Map<String, Value> = names
-        .iter()
-        .zip(&x)
-        .rev()
-        .map(|(n, v)| (n.to_string(), json!({"value": v, "stderr": 0.5 * v})))
-        .collect();
+    let parameters: serde_json::Map<String, Value> = names.iter().zip(&x).rev().map(|(n, v)| (n.to_string(), json!({"value": v, "stderr": 0.5 * v}))).collect();
     let mut population = vec![x.clone(); 3];
     population[1][0] += 1.0;
     let result = json!({
@@ -117,23 +66,12 @@ fn results_become_fit_results() {
     assert_eq!(f.x, x, "values are matched by name, not by position");
     assert_eq!(f.values, objective.full(&x));
     assert_eq!(f.stderr.as_ref().unwrap()[0], 0.5 * x[0]);
-    assert_eq!(
-        (f.chi2, f.start_chi2, f.n_points, f.evaluations, f.cancelled),
-        (695.28, 1.0e5, 720, 12345, false)
-    );
+    assert_eq!((f.chi2, f.start_chi2, f.n_points, f.evaluations, f.cancelled), (695.28, 1.0e5, 720, 12345, false));
     assert_eq!(f.engine, "web worker: cpu f64");
     let de = f.de.unwrap();
-    assert_eq!(
-        (de.generations, de.result.chi2, de.result.x[0], de.converged),
-        (77, 695.0, population[1][0], true),
-        "best member = lowest χ²"
-    );
+    assert_eq!((de.generations, de.result.chi2, de.result.x[0], de.converged), (77, 695.0, population[1][0], true), "best member = lowest χ²");
     let m = f.mcmc.unwrap();
-    assert_eq!(
-        m.samples[0],
-        vec![0.0, 12.0],
-        "row-major samples become per-parameter columns"
-    );
+    assert_eq!(m.samples[0], vec![0.0, 12.0], "row-major samples become per-parameter columns");
     assert_eq!(m.samples[11], vec![11.0, 23.0]);
     assert_eq!(m.acceptance_fraction, 0.31);
 
@@ -146,9 +84,7 @@ fn results_become_fit_results() {
         p["stderr"] = Value::Null;
     }
     let f = fit_result(&cut.to_string(), None, &r, 1.0e5).unwrap();
-    assert!(
-        f.stderr.is_none() && f.mcmc.is_none() && f.cancelled && f.notes[0].contains("burn-in")
-    );
+    assert!(f.stderr.is_none() && f.mcmc.is_none() && f.cancelled && f.notes[0].contains("burn-in"));
 
     // Malformed results are named errors.
     let e = fit_result("{\"parameters\": {}}", None, &r, 0.0).unwrap_err();

@@ -22,12 +22,7 @@ fn parameters_are_listed_in_stack_order_with_units() {
     let names: Vec<&str> = order.iter().map(|(n, _)| n.as_str()).collect();
     println!("table order: {names:?}");
     // Top of the stack first: the film, then the oxide, then the substrate, then the instrument.
-    let at = |name: &str| {
-        names
-            .iter()
-            .position(|n| *n == name)
-            .unwrap_or_else(|| panic!("{name} not in {names:?}"))
-    };
+    let at = |name: &str| names.iter().position(|n| *n == name).unwrap_or_else(|| panic!("{name} not in {names:?}"));
     assert!(at("film_thick") < at("film_rough"));
     assert!(at("film_rough") < at("film_delta_o_250"));
     assert!(at("film_beta_e_285p1") < at("oxide_thick"));
@@ -41,18 +36,13 @@ fn parameters_are_listed_in_stack_order_with_units() {
     assert!(ys.windows(2).all(|w| w[1] > w[0]), "{ys:?}");
 
     // Units from each parameter's role in the model.
-    for (name, unit, role) in [
-        ("film_thick", "Å", Role::Thickness),
-        ("oxide_rough", "Å", Role::Roughness),
-        ("film_delta_o_250", "–", Role::Delta),
-        ("film_beta_o_250", "–", Role::Beta),
-    ] {
+    for (name, unit, role) in
+        [("film_thick", "Å", Role::Thickness), ("oxide_rough", "Å", Role::Roughness), ("film_delta_o_250", "–", Role::Delta), ("film_beta_o_250", "–", Role::Beta)]
+    {
         assert_eq!(order[at(name)].1, role, "{name}");
         // The unit cell sits in the parameter's row.
         let row = y(name);
-        let in_row = harness
-            .query_all_by_value(unit)
-            .any(|n| (n.rect().center().y - row).abs() < 4.0);
+        let in_row = harness.query_all_by_value(unit).any(|n| (n.rect().center().y - row).abs() < 4.0);
         assert!(in_row, "{name}: no '{unit}' in its row");
     }
 }
@@ -64,12 +54,7 @@ fn residuals_are_data_minus_model_over_sigma() {
     harness.step();
     let fit = &harness.state().refl.fit;
     let model = fit.model().expect("model");
-    let curves = scatterlab_app::compute_job::run_if_ready(
-        model.evaluate(Engine::Cpu, &[model.values()]),
-    )
-    .expect("cpu at once")
-    .expect("evaluates")
-    .remove(0);
+    let curves = scatterlab_app::compute_job::run_if_ready(model.evaluate(Engine::Cpu, &[model.values()])).expect("cpu at once").expect("evaluates").remove(0);
     let residuals = fit.residuals();
     assert_eq!(residuals.len(), model.datasets().len());
     for ((s, d), m) in residuals.iter().zip(model.datasets()).zip(&curves) {
@@ -122,10 +107,7 @@ fn model_curve_follows_de_generation_by_generation() {
     run_to_end(&mut harness, Duration::from_secs(300));
     // After the fit the curve is the model's again.
     let fit = &harness.state().refl.fit;
-    assert_eq!(
-        fit.plotted_values().expect("curves"),
-        fit.model().expect("model").values()
-    );
+    assert_eq!(fit.plotted_values().expect("curves"), fit.model().expect("model").values());
 }
 
 #[test]
@@ -144,9 +126,7 @@ fn empty_fit_tab_has_no_empty_frames() {
 
 #[test]
 fn q_max_beyond_2k0_is_clamped_with_a_note_and_the_valid_part_plotted() {
-    let mut harness = egui_kittest::Harness::builder()
-        .with_size(egui::vec2(1280.0, 800.0))
-        .build_eframe(|cc| scatterlab_app::ScatterlabApp::new(cc));
+    let mut harness = egui_kittest::Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_eframe(|cc| scatterlab_app::ScatterlabApp::new(cc));
     harness.step();
     let limit = harness.state().refl.inputs.q_limit();
     assert!((limit - 0.25335).abs() < 1e-4, "2k0 at 250 eV: {limit}");
@@ -154,9 +134,7 @@ fn q_max_beyond_2k0_is_clamped_with_a_note_and_the_valid_part_plotted() {
     harness.step();
     harness.step();
     let panel = &harness.state().refl;
-    let curve = panel
-        .curve()
-        .unwrap_or_else(|| panic!("clamped, not failed: {}", panel.status_text()));
+    let curve = panel.curve().unwrap_or_else(|| panic!("clamped, not failed: {}", panel.status_text()));
     // The grid keeps its spacing over [0.005, 0.4]; points at or beyond 2k0 are left out.
     let full = panel.inputs.q_grid();
     let kept = full.iter().filter(|&&q| q < limit).count();
@@ -216,9 +194,7 @@ fn corner_pairs_are_the_samples_thinned_to_the_limit() {
 fn formula_layers_take_henke_constants_at_the_energy() {
     use scatterlab_app::refl_panel::materials::LayerMaterial;
     use scatterlab_refl::materials::Compound;
-    let mut harness = egui_kittest::Harness::builder()
-        .with_size(egui::vec2(1600.0, 800.0))
-        .build_eframe(|cc| scatterlab_app::ScatterlabApp::new(cc));
+    let mut harness = egui_kittest::Harness::builder().with_size(egui::vec2(1600.0, 800.0)).build_eframe(|cc| scatterlab_app::ScatterlabApp::new(cc));
     harness.step();
     // The oxide (row 2) by formula through the table's formula field and density.
     harness.get_by_label("film 2 formula").click();

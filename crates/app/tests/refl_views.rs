@@ -10,9 +10,7 @@ use scatterlab_refl::{compute_smeared, CurveRequest, Engine, Reflectivity, Smear
 
 /// The app as eframe would create it, in a window the size of the desktop default.
 fn app() -> Harness<'static, ScatterlabApp> {
-    Harness::builder()
-        .with_size(egui::vec2(1280.0, 800.0))
-        .build_eframe(|cc| ScatterlabApp::new(cc))
+    Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_eframe(|cc| ScatterlabApp::new(cc))
 }
 
 /// Steps the harness until the panel has a result for its current inputs.
@@ -20,11 +18,7 @@ fn settle(harness: &mut Harness<'_, ScatterlabApp>) {
     let deadline = Instant::now() + Duration::from_secs(5);
     harness.step();
     while harness.state().refl.is_busy() {
-        assert!(
-            Instant::now() < deadline,
-            "{}",
-            harness.state().refl.status_text()
-        );
+        assert!(Instant::now() < deadline, "{}", harness.state().refl.status_text());
         std::thread::sleep(Duration::from_millis(5));
         harness.step();
     }
@@ -35,19 +29,8 @@ fn settle(harness: &mut Harness<'_, ScatterlabApp>) {
 fn smeared_reference(inputs: &ReflInputs) -> Reflectivity {
     let q = inputs.q_grid();
     let resolution = inputs.resolution();
-    let request = SmearedRequest {
-        curve: CurveRequest {
-            stack: &inputs.stack,
-            energy_ev: inputs.energy_ev,
-            q: &q,
-        },
-        resolution: &resolution,
-        smearing: Default::default(),
-    };
-    pollster::block_on(compute_smeared(Engine::Cpu, &[request]))
-        .expect("valid smeared request")
-        .pop()
-        .expect("one curve")
+    let request = SmearedRequest { curve: CurveRequest { stack: &inputs.stack, energy_ev: inputs.energy_ev, q: &q }, resolution: &resolution, smearing: Default::default() };
+    pollster::block_on(compute_smeared(Engine::Cpu, &[request])).expect("valid smeared request").pop().expect("one curve")
 }
 
 #[test]
@@ -56,13 +39,7 @@ fn resolution_5_percent_smears_like_compute_smeared() {
     // At 250 eV, 2k0 ≈ 0.2534 Å⁻¹: keep the 5 % window (3.5σ ≈ 0.074·q) below it.
     harness.state_mut().refl.inputs.q_max = 0.2;
     settle(&mut harness);
-    let sharp = harness
-        .state()
-        .refl
-        .curve()
-        .expect("sharp curve")
-        .reflectivity
-        .clone();
+    let sharp = harness.state().refl.curve().expect("sharp curve").reflectivity.clone();
 
     // Typed into the control, as a user would.
     harness.get_by_label("dQ/Q (FWHM, %)").click();
@@ -73,24 +50,15 @@ fn resolution_5_percent_smears_like_compute_smeared() {
 
     let panel = &harness.state().refl;
     assert_eq!(panel.inputs.resolution_pct, 5.0);
-    let smeared = panel
-        .curve()
-        .unwrap_or_else(|| panic!("{}", panel.status_text()));
-    assert_ne!(
-        smeared.reflectivity, sharp,
-        "smearing must change the curve"
-    );
+    let smeared = panel.curve().unwrap_or_else(|| panic!("{}", panel.status_text()));
+    assert_ne!(smeared.reflectivity, sharp, "smearing must change the curve");
     let want = smeared_reference(&panel.inputs);
     for i in [0, 100, 250, 399] {
         assert_eq!(smeared.reflectivity.r_s[i], want.r_s[i], "R_s at q[{i}]");
         assert_eq!(smeared.reflectivity.r_p[i], want.r_p[i], "R_p at q[{i}]");
     }
     // Smearing damps the fringes: the curve is smoother than the sharp one.
-    let roughness = |r: &[f64]| -> f64 {
-        r.windows(3)
-            .map(|w| (w[0].log10() - 2.0 * w[1].log10() + w[2].log10()).abs())
-            .sum()
-    };
+    let roughness = |r: &[f64]| -> f64 { r.windows(3).map(|w| (w[0].log10() - 2.0 * w[1].log10() + w[2].log10()).abs()).sum() };
     assert!(roughness(&smeared.reflectivity.r_s) < roughness(&sharp.r_s));
 }
 
@@ -110,12 +78,7 @@ fn anisotropy_view_plots_the_anisotropy_ratio() {
     let series = panel.plotted_series();
     assert_eq!(series.len(), 1);
     assert_eq!(series[0].points.len(), curve.q.len());
-    for (i, (p, (q, a))) in series[0]
-        .points
-        .iter()
-        .zip(curve.q.iter().zip(&want))
-        .enumerate()
-    {
+    for (i, (p, (q, a))) in series[0].points.iter().zip(curve.q.iter().zip(&want)).enumerate() {
         assert_eq!(*p, [*q, *a], "point {i}");
         assert!(a.abs() <= 1.0);
     }
@@ -139,32 +102,16 @@ fn depth_profile_ends_in_the_substrate_and_follows_the_stack() {
     assert_eq!(profile.z.len(), 400);
     let substrate = *panel.inputs.stack.layers.last().expect("substrate");
     let bottom = profile.constants.last().expect("samples");
-    assert!(
-        (bottom.delta_o - substrate.delta_o).abs() < 1e-15,
-        "{bottom:?}"
-    );
-    assert!(
-        (bottom.beta_e - substrate.beta_e).abs() < 1e-15,
-        "{bottom:?}"
-    );
+    assert!((bottom.delta_o - substrate.delta_o).abs() < 1e-15, "{bottom:?}");
+    assert!((bottom.beta_e - substrate.beta_e).abs() < 1e-15, "{bottom:?}");
     // Vacuum on top, up to the erf tail of the first interface (4σ + 10 Å above it).
-    assert!(
-        profile.constants[0].delta_o.abs() < 1e-12,
-        "{:?}",
-        profile.constants[0]
-    );
+    assert!(profile.constants[0].delta_o.abs() < 1e-12, "{:?}", profile.constants[0]);
     // The profile's legend names δ_e (besides the layer table's column header).
     assert!(harness.get_all_by_label("δ_e").count() >= 2);
 
     harness.state_mut().refl.inputs.stack.layers[3].delta_o = 7.0e-3;
     settle(&mut harness);
-    let bottom = *harness
-        .state()
-        .refl
-        .profile()
-        .constants
-        .last()
-        .expect("samples");
+    let bottom = *harness.state().refl.profile().constants.last().expect("samples");
     assert!((bottom.delta_o - 7.0e-3).abs() < 1e-15, "{bottom:?}");
 }
 

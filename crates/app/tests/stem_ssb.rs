@@ -39,7 +39,8 @@ fn settle_ssb(harness: &mut Harness<'_, ScatterlabApp>) {
         harness.step();
         let s = &harness.state().stem.ssb;
         let stack_done = s.stack_progress().is_some_and(|(d, t)| d == t);
-        let current = harness.state().stem.ssb_inputs().ok().zip(s.result()).is_some_and(|(i, r)| r.inputs == i && r.aberrations == s.settings.aberrations && r.device == s.settings.device);
+        let current =
+            harness.state().stem.ssb_inputs().ok().zip(s.result()).is_some_and(|(i, r)| r.inputs == i && r.aberrations == s.settings.aberrations && r.device == s.settings.device);
         if stack_done && current && !s.fitting() {
             break;
         }
@@ -70,7 +71,19 @@ fn phase_equals_the_library_with_defaults_and_slider_aberrations() {
     let ssb_view = &harness.state().stem.ssb;
     let r = ssb_view.result().expect("result");
     let (i, rec) = (&r.inputs, &want.record);
-    println!("app: centre {:?} R {} θ {} transposed {} dk {}; library: {:?} {} {} {} {}", i.center, i.bf_radius, i.rotation_deg, i.transposed, i.optics.dk_inv_a_per_px, rec.center_row_col, rec.bf_radius_px, rec.rotation_deg, rec.transposed, rec.optics.dk_inv_a_per_px);
+    println!(
+        "app: centre {:?} R {} θ {} transposed {} dk {}; library: {:?} {} {} {} {}",
+        i.center,
+        i.bf_radius,
+        i.rotation_deg,
+        i.transposed,
+        i.optics.dk_inv_a_per_px,
+        rec.center_row_col,
+        rec.bf_radius_px,
+        rec.rotation_deg,
+        rec.transposed,
+        rec.optics.dk_inv_a_per_px
+    );
     assert_eq!((i.center, i.bf_radius, i.transposed), (rec.center_row_col, rec.bf_radius_px, rec.transposed));
     assert!((i.rotation_deg - rec.rotation_deg).abs() < 1e-9, "θ {} vs {}", i.rotation_deg, rec.rotation_deg);
     assert!((i.optics.dk_inv_a_per_px / rec.optics.dk_inv_a_per_px - 1.0).abs() < 1e-12);
@@ -176,7 +189,10 @@ fn stepped_fit_equals_the_library() {
     let stack = std::sync::Arc::new(stem.ssb.stack().expect("stack").clone());
     // From a non-zero start with the rotation fitted too, and from zero with the defaults.
     let starts = [
-        (Aberrations { c10_nm: 2.0, c12_nm: 0.5, phi12_rad: 1.0 }, FitOptions { threads: Some(1), fit_rotation: true, c10_range_nm: [-20.0, 20.0], max_full_evaluations: 40, ..FitOptions::default() }),
+        (
+            Aberrations { c10_nm: 2.0, c12_nm: 0.5, phi12_rad: 1.0 },
+            FitOptions { threads: Some(1), fit_rotation: true, c10_range_nm: [-20.0, 20.0], max_full_evaluations: 40, ..FitOptions::default() },
+        ),
         (Aberrations::default(), FitOptions { threads: Some(1), ..FitOptions::default() }),
     ];
     for (ab, options) in starts {

@@ -127,10 +127,7 @@ impl StructureMatrix {
         if indices.len() != beams.len() * beams.len() {
             return Err(InputError::new("structure-factor indices", format!("{} for {} beams", indices.len(), beams.len())).into());
         }
-        let index_000 = beams
-            .iter()
-            .position(|h| *h == [0, 0, 0])
-            .ok_or_else(|| InputError::new("beam set", "does not contain the 000 beam"))?;
+        let index_000 = beams.iter().position(|h| *h == [0, 0, 0]).ok_or_else(|| InputError::new("beam set", "does not contain the 000 beam"))?;
         let k = setup.conventions.wavevector(setup.optics);
         let n = beams.len();
         let mut sg = Vec::with_capacity(n);

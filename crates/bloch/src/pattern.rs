@@ -85,10 +85,7 @@ impl Simulation {
         let object = format!("simulation {:?}", self.name);
         limits.check_series(&object, self.thicknesses_a.len(), self.rocking.as_ref().map_or(1, |r| r.tilt_angles_deg.len()))?;
         if self.absorption && method.solver == Solver::Eigen {
-            return Err(BlochError::Numerical {
-                object,
-                message: "absorptive structure matrices are not Hermitian: use the expm solver".to_owned(),
-            });
+            return Err(BlochError::Numerical { object, message: "absorptive structure matrices are not Hermitian: use the expm solver".to_owned() });
         }
         let optics = self.optics(table)?;
         if let Some(rocking) = &self.rocking {

@@ -130,9 +130,7 @@ mod tests {
         // One tilt at 0° is the static pattern with strict cut-offs.
         let single = toy(Rocking { tilt_angles_deg: vec![0.0], coupling: Coupling::PerTilt }).run(&table, eigen).unwrap();
         assert!(single.hkl.len() < per_tilt.hkl.len());
-        let union = toy(Rocking { tilt_angles_deg: angles, coupling: Coupling::Union })
-            .run(&table, Method { solver: Solver::Expm, ..Method::default() })
-            .unwrap();
+        let union = toy(Rocking { tilt_angles_deg: angles, coupling: Coupling::Union }).run(&table, Method { solver: Solver::Expm, ..Method::default() }).unwrap();
         assert_eq!(union.hkl, per_tilt.hkl);
         for row in &union.intensities {
             assert!((row.iter().sum::<f64>() - 5.0).abs() < 1e-11);

@@ -322,9 +322,7 @@ mod tests {
             case("d", "toy", "").replace("200000", "300000"),
             case("e", "toy", r#","absorption":true"#),
         ];
-        let file = |cases: &[String]| {
-            parse_cases(&format!(r#"{{"crystals":{{"toy":{{"cif":{}}}}},"cases":[{}]}}"#, serde_json::to_string(CIF).unwrap(), cases.join(","))).unwrap()
-        };
+        let file = |cases: &[String]| parse_cases(&format!(r#"{{"crystals":{{"toy":{{"cif":{}}}}},"cases":[{}]}}"#, serde_json::to_string(CIF).unwrap(), cases.join(","))).unwrap();
         let together = simulate(&file(&cases), Method::default());
         for (i, alone) in cases.iter().enumerate() {
             let single = simulate(&file(std::slice::from_ref(alone)), Method::default());

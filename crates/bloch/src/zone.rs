@@ -91,7 +91,9 @@ pub fn zone_orientation(direct: &Mat3, reciprocal: &Mat3, zone: [i32; 3], refere
         unit([0, 1, 2].map(|j| r[j] - along * z[j]))
     };
     let x = match reference {
-        Some(hkl) => perpendicular(hkl).ok_or_else(|| InputError::new(format!("ref {hkl:?}"), format!("parallel to the zone axis {zone:?} (or 0,0,0); pick a reflection off the axis")))?,
+        Some(hkl) => {
+            perpendicular(hkl).ok_or_else(|| InputError::new(format!("ref {hkl:?}"), format!("parallel to the zone axis {zone:?} (or 0,0,0); pick a reflection off the axis")))?
+        }
         None => {
             let axes = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
             let in_zone = axes.iter().find(|h| h.iter().zip(&zone).map(|(a, b)| a * b).sum::<i32>() == 0);

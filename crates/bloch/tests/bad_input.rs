@@ -5,11 +5,11 @@
 
 use std::path::PathBuf;
 
+use scatterlab_bloch::limits::solver_work;
 use scatterlab_bloch::matrix::Conventions;
 use scatterlab_bloch::pattern::Method;
 use scatterlab_bloch::simulate::{parse_cases, simulate_within, CaseOutput};
 use scatterlab_bloch::solve::{Solver, MAX_THICKNESS_A};
-use scatterlab_bloch::limits::solver_work;
 use scatterlab_bloch::Limits;
 use serde_json::{json, Value};
 
@@ -97,12 +97,7 @@ fn unphysical_crystals_are_errors_naming_the_tag() {
         si_case(
             "flat-cell",
             |_| {},
-            |cif| {
-                cif.replace(
-                    "_cell_angle_alpha 90\n_cell_angle_beta 90\n_cell_angle_gamma 90",
-                    "_cell_angle_alpha 120\n_cell_angle_beta 120\n_cell_angle_gamma 120",
-                )
-            },
+            |cif| cif.replace("_cell_angle_alpha 90\n_cell_angle_beta 90\n_cell_angle_gamma 90", "_cell_angle_alpha 120\n_cell_angle_beta 120\n_cell_angle_gamma 120"),
         ),
         si_case("occupancy", |_| {}, |cif| cif.replace("1.0 0.005900 Uiso", "1.5 0.005900 Uiso")),
         si_case(

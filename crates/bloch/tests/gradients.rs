@@ -97,9 +97,7 @@ fn structure_factor_derivatives_vs_fd() {
                 let mut p: Vec<Param> = (0..asu.position_basis(site).unwrap().len()).map(|dir| Param::Position { site, dir }).collect();
                 match asu.sites[site].displacement {
                     scatterlab_bloch::Displacement::Iso(_) => p.push(Param::Uiso { site }),
-                    scatterlab_bloch::Displacement::Aniso(_) => {
-                        p.extend((0..asu.adp_basis(site).unwrap().len()).map(|dir| Param::Uaniso { site, dir }))
-                    }
+                    scatterlab_bloch::Displacement::Aniso(_) => p.extend((0..asu.adp_basis(site).unwrap().len()).map(|dir| Param::Uaniso { site, dir })),
                 }
                 p.push(Param::Occupancy { site });
                 p
@@ -115,12 +113,7 @@ fn structure_factor_derivatives_vs_fd() {
                 plus.values().iter().zip(minus.values()).map(|(p, m)| (p - m) / (2.0 * h)).collect()
             };
             let (full, half) = (central(1e-6), central(5e-7));
-            let error = row
-                .iter()
-                .zip(full.iter().zip(&half))
-                .map(|(a, (f, h))| (a - (4.0 * h - f) / 3.0).norm())
-                .fold(0.0, f64::max)
-                / max_f;
+            let error = row.iter().zip(full.iter().zip(&half)).map(|(a, (f, h))| (a - (4.0 * h - f) / 3.0).norm()).fold(0.0, f64::max) / max_f;
             assert!(error <= 1e-8, "{crystal} {param:?}: {error:e}");
             worst = worst.max(error);
         }

@@ -38,10 +38,27 @@ fn gradients_match_torch_f64() {
         assert!((loss - peer_loss).abs() < 1e-10, "{id}: loss {loss} vs torch {peer_loss}");
 
         let vector = |v: &serde_json::Value| -> Vec<f64> { v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect() };
-        let rows3 = |v: &serde_json::Value| -> Vec<[f64; 3]> { v.as_array().unwrap().iter().map(|r| { let r = vector(r); [r[0], r[1], r[2]] }).collect() };
+        let rows3 = |v: &serde_json::Value| -> Vec<[f64; 3]> {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    let r = vector(r);
+                    [r[0], r[1], r[2]]
+                })
+                .collect()
+        };
         let positions = rows3(&case["positions"]);
         let d_positions = rows3(&case["d_positions"]);
-        let d_uij: Vec<[[f64; 3]; 3]> = case["d_uij_star"].as_array().unwrap().iter().map(|m| { let r = rows3(m); [r[0], r[1], r[2]] }).collect();
+        let d_uij: Vec<[[f64; 3]; 3]> = case["d_uij_star"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                let r = rows3(m);
+                [r[0], r[1], r[2]]
+            })
+            .collect();
         let d_occupancy = vector(&case["d_occupancies"]);
 
         let asu = model.asymmetric_unit().clone();
@@ -53,7 +70,12 @@ fn gradients_match_torch_f64() {
             .map(|atom| {
                 positions
                     .iter()
-                    .position(|p| (0..3).all(|c| { let d = p[c] - atom.frac[c]; (d - d.round()).abs() < 1e-9 }))
+                    .position(|p| {
+                        (0..3).all(|c| {
+                            let d = p[c] - atom.frac[c];
+                            (d - d.round()).abs() < 1e-9
+                        })
+                    })
                     .unwrap_or_else(|| panic!("{id}: no torch atom at {:?}", atom.frac))
             })
             .collect();

@@ -52,7 +52,10 @@ fn random_matrix(rng: &mut impl Rng, n: usize, absorptive: bool) -> Vec<Complex6
 }
 
 fn seed() -> u64 {
-    let s = std::env::var("SCATTERLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
+    let s = std::env::var("SCATTERLAB_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
     println!("seed {s}");
     s
 }

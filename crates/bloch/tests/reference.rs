@@ -202,9 +202,7 @@ fn the_simulator_reads_no_reference_fields() {
     cases.retain(|c| keep.contains(&c["id"].as_str().unwrap()));
     for case in cases.iter_mut() {
         let object = case.as_object_mut().unwrap();
-        object.retain(|key, _| {
-            !(key.starts_with("beams") || key.starts_with("intensities") || key.contains("check") || key.starts_with("max_abs") || key == "n_beams")
-        });
+        object.retain(|key, _| !(key.starts_with("beams") || key.starts_with("intensities") || key.contains("check") || key.starts_with("max_abs") || key == "n_beams"));
         for key in ["wavelength_A", "sigma_per_V_A", "kappa", "prefactor", "U0_A2", "K_n_invA", "F000", "flux_I_ref", "n_beams_per_tilt"] {
             object.remove(key);
         }

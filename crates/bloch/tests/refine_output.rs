@@ -12,9 +12,7 @@ use scatterlab_bloch::refine::{observed_vs_calculated_csv, refined_cif, Evaluati
 use scatterlab_bloch::{Atom, Cell, Displacement};
 
 fn start_cif() -> String {
-    let dir = std::env::var("SCATTERLAB_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"));
+    let dir = std::env::var("SCATTERLAB_FIXTURES").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"));
     std::fs::read_to_string(dir.join("bloch/synthetic_quartz/start.cif")).expect("read start.cif")
 }
 

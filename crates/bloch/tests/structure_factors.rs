@@ -51,8 +51,8 @@ fn p1_expansion_counts_atoms() {
     let reference = reference();
     let crystals = reference["crystals"].as_object().expect("crystals");
     // Si: diamond (8); SrTiO3: perovskite (5); quartz: 3 Si + 6 O; urea: 2 C, 2 O, 4 N, 8 H.
-    let expected = [("Si", 8, vec![(14, 8)]), ("SrTiO3", 5, vec![(38, 1), (22, 1), (8, 3)]),
-        ("quartz_aniso", 9, vec![(14, 3), (8, 6)]), ("urea", 16, vec![(6, 2), (8, 2), (7, 4), (1, 8)])];
+    let expected =
+        [("Si", 8, vec![(14, 8)]), ("SrTiO3", 5, vec![(38, 1), (22, 1), (8, 3)]), ("quartz_aniso", 9, vec![(14, 3), (8, 6)]), ("urea", 16, vec![(6, 2), (8, 2), (7, 4), (1, 8)])];
     for (name, total, per_z) in expected {
         let crystal = parse_cif(name, crystals[name]["cif"].as_str().expect("cif")).expect("CIF parses");
         assert_eq!(crystal.atoms.len(), total, "{name}");
@@ -184,8 +184,7 @@ fn structure_factors_match_diffbloch_full_precision() {
         let crystal = parse_cif(name, crystals[name]["cif"].as_str().expect("cif")).expect("CIF parses");
         let g_max = case["structure_factor_grid_g_max_invA"].as_f64().expect("g_max");
         let absorption = case["absorption"].as_bool().expect("absorption");
-        let sf = StructureFactors::compute(&crystal, g_max, case["energy_eV"].as_f64().expect("energy"), absorption)
-            .expect("F computes");
+        let sf = StructureFactors::compute(&crystal, g_max, case["energy_eV"].as_f64().expect("energy"), absorption).expect("F computes");
         let table = &full["cases"][id];
         assert_eq!(sf.len() as u64, table["n_grid"].as_u64().expect("n_grid"), "{id}: grid size");
         let head = to_hkl(&table["grid_head"]);

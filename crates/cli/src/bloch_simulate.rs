@@ -66,9 +66,7 @@ fn pick_solver(solver: Option<SolverArg>, device: DeviceKind) -> Result<(SolverA
     match (solver, device) {
         (None, DeviceKind::Cpu) => Ok((SolverArg::Expm, "default for --device cpu")),
         (None, DeviceKind::Gpu) => Ok((SolverArg::Taylor, "default for --device gpu")),
-        (Some(SolverArg::Taylor), DeviceKind::Cpu) => {
-            Err("--solver taylor runs on the GPU only: add --device gpu, or pick eigen or expm for the CPU".to_owned())
-        }
+        (Some(SolverArg::Taylor), DeviceKind::Cpu) => Err("--solver taylor runs on the GPU only: add --device gpu, or pick eigen or expm for the CPU".to_owned()),
         (Some(s @ (SolverArg::Eigen | SolverArg::Expm)), DeviceKind::Gpu) => Err(format!(
             "--solver {} runs on the CPU only (f64); the GPU propagates by f32 Taylor steps: use --device cpu, or --solver taylor (the GPU default)",
             if s == SolverArg::Eigen { "eigen" } else { "expm" }

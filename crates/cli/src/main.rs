@@ -22,11 +22,11 @@ mod bloch_refine;
 mod bloch_simulate;
 mod gpu_device;
 mod h5_ls;
+mod npy;
+mod progress;
 mod refl_compute;
 mod refl_fit;
 mod refl_model;
-mod npy;
-mod progress;
 mod stem_info;
 mod stem_open;
 mod stem_reduce;
@@ -321,16 +321,9 @@ fn main() -> ExitCode {
             (Some(cases), None) => refl_compute::run(&cases, device, out.as_deref()),
             (None, None) => Err("give a cases file or --model".to_owned()),
         },
-        Domain::Refl { command: ReflCommand::Fit { input, method, device, seed, log, steps, samples, out } } => refl_fit::run(&refl_fit::FitArgs {
-            input: &input,
-            method,
-            device,
-            seed,
-            out: out.as_deref(),
-            log,
-            steps,
-            samples: samples.as_deref(),
-        }),
+        Domain::Refl { command: ReflCommand::Fit { input, method, device, seed, log, steps, samples, out } } => {
+            refl_fit::run(&refl_fit::FitArgs { input: &input, method, device, seed, out: out.as_deref(), log, steps, samples: samples.as_deref() })
+        }
         Domain::H5 { command: H5Command::Ls { file, attrs, json } } => h5_ls::run(&file, attrs, json),
         Domain::Stem { command: StemCommand::Info { master, strict, scan } } => stem_info::run(&master, strict, scan.as_deref()),
         Domain::Stem { command: StemCommand::Reduce { master, center, bf, adf, mrad, bin, allow_missing, scan, device, out } } => {

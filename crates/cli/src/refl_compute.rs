@@ -33,11 +33,8 @@ pub fn run(cases_path: &Path, device: DeviceKind, out: Option<&Path>) -> Result<
             (case.id, prepared)
         })
         .unzip();
-    let requests: Vec<CurveRequest<'_>> = prepared
-        .iter()
-        .filter_map(|p| p.as_ref().ok())
-        .map(|(input, stack)| CurveRequest { stack, energy_ev: input.energy_ev, q: &input.q })
-        .collect();
+    let requests: Vec<CurveRequest<'_>> =
+        prepared.iter().filter_map(|p| p.as_ref().ok()).map(|(input, stack)| CurveRequest { stack, energy_ev: input.energy_ev, q: &input.q }).collect();
     // A curve whose R is not finite comes back as its own error (the library's output check).
     let mut computed = pollster::block_on(compute_each(engine, &requests)).map_err(|e| e.to_string())?.into_iter();
 

@@ -71,11 +71,7 @@ pub fn run(args: &FitArgs<'_>) -> Result<(), String> {
     let at = |e: scatterlab_refl::ReflError| format!("{}: {e}", args.input.display());
     // A file with a JSON syntax error is no fit task by its format: parse_json then reports the
     // syntax error at its real line and column (not a typo'd key met earlier).
-    let file = if fit::task::is_fit_task(&text) {
-        fit::task::task_to_model(&text).map_err(at)?
-    } else {
-        scatterlab_refl::input::parse_json(&text, "model file").map_err(at)?
-    };
+    let file = if fit::task::is_fit_task(&text) { fit::task::task_to_model(&text).map_err(at)? } else { scatterlab_refl::input::parse_json(&text, "model file").map_err(at)? };
     let model = Model::new(file).map_err(at)?;
     let objective = Objective::new(&model, ObjectiveOptions { log_transform: args.log, roughness_limit: None }).map_err(at)?;
     let gpu = crate::gpu_device::reflectivity_pipeline(args.device)?;
@@ -106,13 +102,10 @@ pub fn run(args: &FitArgs<'_>) -> Result<(), String> {
             (r.x, r.stderr, r.chi2, r.evaluations, None)
         }
         Method::De | Method::Mcmc => {
-            let de = pollster::block_on(fit::differential_evolution(&objective, engine, &DeOptions { seed: args.seed, ..Default::default() }, None, &mut report, &cancel)).map_err(at)?;
+            let de = pollster::block_on(fit::differential_evolution(&objective, engine, &DeOptions { seed: args.seed, ..Default::default() }, None, &mut report, &cancel))
+                .map_err(at)?;
             let lm = fit::levenberg_marquardt(&objective, &de.x, &lm_options, &mut report, &cancel).map_err(at)?;
-            stops.push(if de.converged {
-                format!("DE converged in {} generations", de.generations)
-            } else {
-                format!("DE stopped at its generation limit ({})", de.generations)
-            });
+            stops.push(if de.converged { format!("DE converged in {} generations", de.generations) } else { format!("DE stopped at its generation limit ({})", de.generations) });
             stops.push(lm_stop(&lm));
             generations = Some(de.generations);
             let (x, chi2) = if lm.chi2 <= de.chi2 { (lm.x.clone(), lm.chi2) } else { (de.x.clone(), de.chi2) };

@@ -7,7 +7,8 @@ use scatterlab_stem::load::{Acquisition, DirFileSet, Hints};
 
 /// Parses `--scan ROWS,COLS` (two positive integers).
 pub fn parse_scan(text: &str) -> Result<[usize; 2], String> {
-    let v: Vec<usize> = text.split(',').map(|s| s.trim().parse::<usize>()).collect::<Result<_, _>>().map_err(|_| format!("--scan: expected ROWS,COLS as two positive integers (got {text:?})"))?;
+    let v: Vec<usize> =
+        text.split(',').map(|s| s.trim().parse::<usize>()).collect::<Result<_, _>>().map_err(|_| format!("--scan: expected ROWS,COLS as two positive integers (got {text:?})"))?;
     match v.as_slice() {
         [r, c] if *r > 0 && *c > 0 && r.checked_mul(*c).is_some_and(|n| n as u64 <= scatterlab_stem::load::MAX_FRAMES) => Ok([*r, *c]),
         _ => Err(format!("--scan: expected ROWS,COLS as two positive integers with at most {} positions (got {text:?})", scatterlab_stem::load::MAX_FRAMES)),

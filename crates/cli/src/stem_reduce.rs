@@ -52,7 +52,15 @@ pub fn run(a: &Args<'_>) -> Result<(), String> {
         return Err("--bin: the bin factor must be 2 or more (leave it out for no binning)".into());
     }
     let radius_unit = if a.mrad { RadiusUnit::Mrad } else { RadiusUnit::Px };
-    let options = ReduceOptions { center: pair(&a.center, "center")?, bf_radius: a.bf, adf: pair(&a.adf, "adf")?, bin: a.bin, radius_unit, allow_missing: a.allow_missing, ..Default::default() };
+    let options = ReduceOptions {
+        center: pair(&a.center, "center")?,
+        bf_radius: a.bf,
+        adf: pair(&a.adf, "adf")?,
+        bin: a.bin,
+        radius_unit,
+        allow_missing: a.allow_missing,
+        ..Default::default()
+    };
     let (files, acq) = crate::stem_open::open(a.master, a.scan.as_deref())?;
     if let Some(missing) = crate::stem_open::missing_summary(&acq) {
         if !a.allow_missing {

@@ -131,7 +131,10 @@ pub fn run(a: &Args<'_>) -> Result<(), String> {
     println!("{} BF pixels, rotation {:.3}° ({}), detector sampling {}", r.bf_pixels, r.rotation_deg, r.rotation_source, r.sampling_rule);
     if let Some(f) = &fit {
         let ab = &f.aberrations;
-        println!("fitted C10 {:.3} nm, C12 {:.3} nm, φ12 {:.3} rad, θ {:.3}° (loss {:.6e}); {} evaluations (grid {}, coarse {}, full {}) on {} threads; {wall_s:.2} s in all", ab.c10_nm, ab.c12_nm, ab.phi12_rad, f.rotation_deg, f.loss, f.evaluations, f.levels[0].evaluations, f.levels[1].evaluations, f.levels[2].evaluations, f.threads);
+        println!(
+            "fitted C10 {:.3} nm, C12 {:.3} nm, φ12 {:.3} rad, θ {:.3}° (loss {:.6e}); {} evaluations (grid {}, coarse {}, full {}) on {} threads; {wall_s:.2} s in all",
+            ab.c10_nm, ab.c12_nm, ab.phi12_rad, f.rotation_deg, f.loss, f.evaluations, f.levels[0].evaluations, f.levels[1].evaluations, f.levels[2].evaluations, f.threads
+        );
     }
     for note in &r.notes {
         println!("note: {note}");

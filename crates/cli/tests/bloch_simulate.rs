@@ -177,10 +177,7 @@ fn bad_input_is_a_per_case_error_and_a_non_zero_exit() {
         ("a1000", &keep, &|cif: &str| cif.replace("_cell_length_a 5.4309", "_cell_length_a 1000")),
     ]);
     let out = scratch("bad.json");
-    let run = Command::new(env!("CARGO_BIN_EXE_scatterlab"))
-        .args(["bloch", "simulate", cases.to_str().unwrap(), "--out", out.to_str().unwrap()])
-        .output()
-        .expect("run scatterlab");
+    let run = Command::new(env!("CARGO_BIN_EXE_scatterlab")).args(["bloch", "simulate", cases.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().expect("run scatterlab");
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(!run.status.success() && stderr.contains("3 of 4 case(s) failed"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
@@ -243,9 +240,11 @@ fn a_cif_with_flags_equals_the_same_case_from_a_cases_file() {
             for (u, v) in x.iter().zip(y) {
                 match (u.as_f64(), v.as_f64()) {
                     (Some(u), Some(v)) => assert!((u - v).abs() <= tol, "case {index}: {u} vs {v}"),
-                    _ => for (p, q) in u.as_array().unwrap().iter().zip(v.as_array().unwrap()) {
-                        assert!((p.as_f64().unwrap() - q.as_f64().unwrap()).abs() <= tol, "case {index}: {p} vs {q}");
-                    },
+                    _ => {
+                        for (p, q) in u.as_array().unwrap().iter().zip(v.as_array().unwrap()) {
+                            assert!((p.as_f64().unwrap() - q.as_f64().unwrap()).abs() <= tol, "case {index}: {p} vs {q}");
+                        }
+                    }
                 }
             }
         };

@@ -8,9 +8,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {
-    std::env::var("SCATTERLAB_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
+    std::env::var("SCATTERLAB_FIXTURES").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
 }
 
 fn model_path() -> PathBuf {
@@ -191,7 +189,6 @@ fn a_json_syntax_error_in_a_fit_task_is_reported_where_it_is() {
     let column = seed + broken[seed + 9..].find('"').unwrap() + 9 + 1;
     let path = temp_dir("syntax").join("task.json");
     std::fs::write(&path, broken).unwrap();
-    let stderr =
-        fails_with(&scatterlab(&["refl", "fit", path.to_str().unwrap()]), &["JSON syntax error", &format!("line 1 column {column}")]);
+    let stderr = fails_with(&scatterlab(&["refl", "fit", path.to_str().unwrap()]), &["JSON syntax error", &format!("line 1 column {column}")]);
     assert!(!stderr.contains("unknown field"), "{stderr}");
 }

@@ -61,10 +61,7 @@ fn a_bad_case_fails_alone() {
     let missing = r#"{"id":"missing","energy_ev":250}"#;
     std::fs::write(&path, format!(r#"{{"cases":[{good},{bad_q},{bad_thickness},{missing}]}}"#)).unwrap();
     // Every case is still written, but the command fails (issue 25) and lists the failed cases.
-    let out = Command::new(env!("CARGO_BIN_EXE_scatterlab"))
-        .args(["refl", "compute", path.to_str().unwrap(), "--device", "cpu"])
-        .output()
-        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_scatterlab")).args(["refl", "compute", path.to_str().unwrap(), "--device", "cpu"]).output().unwrap();
     assert!(!out.status.success(), "three of four cases failed: the exit status must say so");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("3 of 4 case(s) failed") && stderr.contains("case bad_q:") && stderr.contains("case missing:"), "{stderr}");

@@ -34,7 +34,8 @@ fn the_cli_runs_the_libraries_de_trajectory() {
         assert!(out.status.success(), "seed {seed}: {stderr}");
         let cli: Value = serde_json::from_slice(&out.stdout).expect("result JSON");
 
-        let de = pollster::block_on(fit::differential_evolution(&objective, Engine::Cpu, &DeOptions { seed, ..Default::default() }, None, &mut |_| {}, &cancel)).expect("library DE");
+        let de =
+            pollster::block_on(fit::differential_evolution(&objective, Engine::Cpu, &DeOptions { seed, ..Default::default() }, None, &mut |_| {}, &cancel)).expect("library DE");
         let lm = fit::levenberg_marquardt(&objective, &de.x, &LmOptions::default(), &mut |_| {}, &cancel).expect("library LM");
         let (x, chi2) = if lm.chi2 <= de.chi2 { (&lm.x, lm.chi2) } else { (&de.x, de.chi2) };
         println!(

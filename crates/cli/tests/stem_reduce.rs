@@ -38,7 +38,11 @@ fn npy(path: &std::path::Path) -> (Vec<usize>, Vec<f64>) {
         .chunks_exact(8)
         .map(|c| {
             let a: [u8; 8] = c.try_into().unwrap();
-            if header.contains("'<u8'") { u64::from_le_bytes(a) as f64 } else { f64::from_le_bytes(a) }
+            if header.contains("'<u8'") {
+                u64::from_le_bytes(a) as f64
+            } else {
+                f64::from_le_bytes(a)
+            }
         })
         .collect();
     (shape, values)

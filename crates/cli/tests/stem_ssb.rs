@@ -60,7 +60,21 @@ fn dphi(a: f64, b: f64) -> f64 {
 fn ssb_of_dev_small_matches_the_reference_phase() {
     let out = out_dir("small");
     let master = dir().join("dev_small_master.h5");
-    let o = run(&["stem", "ssb", master.to_str().unwrap(), "--center", "32.3,31.6", "--bf", "9.5", "--rotation-deg", "12", "--dk", "0.10693406155495676", "--out", out.to_str().unwrap()]);
+    let o = run(&[
+        "stem",
+        "ssb",
+        master.to_str().unwrap(),
+        "--center",
+        "32.3,31.6",
+        "--bf",
+        "9.5",
+        "--rotation-deg",
+        "12",
+        "--dk",
+        "0.10693406155495676",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (descr, shape, object) = npy(&out.join("ssb_object.npy"));
     assert_eq!((descr.as_str(), shape.as_slice(), object.len()), ("<c16", &[16usize, 16][..], 2 * 256));
@@ -95,7 +109,8 @@ fn ssb_of_dev_small_matches_the_reference_phase() {
 fn ssb_of_dev_medium_with_aberrations_and_the_dpc_rotation() {
     let out = out_dir("medium");
     let master = dir().join("dev_medium_master.h5");
-    let o = run(&["stem", "ssb", master.to_str().unwrap(), "--center", "48.4,47.7", "--bf", "12.2", "--C10", "3", "--C12", "0.6", "--phi12", "0.7", "--out", out.to_str().unwrap()]);
+    let o =
+        run(&["stem", "ssb", master.to_str().unwrap(), "--center", "48.4,47.7", "--bf", "12.2", "--C10", "3", "--C12", "0.6", "--phi12", "0.7", "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let m: Value = serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     let theta = m["rotation_deg"].as_f64().unwrap();
@@ -138,7 +153,17 @@ fn fit_writes_the_fitted_aberrations_and_the_loss_curve() {
     let c10 = ab["C10_nm"].as_f64().unwrap();
     println!("dev_small --fit from C10 = 2 nm: {ab}, {} evaluations, {} s", m["fit"]["evaluations"], m["wall_s"]);
     assert!(c10.abs() < 1.0, "{ab}");
-    assert_eq!(m["fit"]["aberrations"], *ab.as_object().map(|o| { let mut o = o.clone(); o.remove("fitted"); Value::Object(o) }).as_ref().unwrap());
+    assert_eq!(
+        m["fit"]["aberrations"],
+        *ab.as_object()
+            .map(|o| {
+                let mut o = o.clone();
+                o.remove("fitted");
+                Value::Object(o)
+            })
+            .as_ref()
+            .unwrap()
+    );
     let curve = m["fit"]["loss_curve"].as_array().unwrap();
     assert_eq!(curve.len() as u64, m["fit"]["evaluations"].as_u64().unwrap());
     // The start is the first evaluation; the levels come in order.
@@ -166,7 +191,26 @@ fn npy32(path: &Path) -> (String, Vec<usize>, Vec<f32>) {
 fn gpu_writes_a_complex64_object_equal_to_the_reference() {
     let master = dir().join("dev_small_master.h5");
     let out = out_dir("gpu");
-    let args = |out: &Path| ["stem", "ssb", master.to_str().unwrap(), "--center", "32.3,31.6", "--bf", "9.5", "--rotation-deg", "12", "--dk", "0.10693406155495676", "--device", "gpu", "--out", out.to_str().unwrap()].map(str::to_owned);
+    let args = |out: &Path| {
+        [
+            "stem",
+            "ssb",
+            master.to_str().unwrap(),
+            "--center",
+            "32.3,31.6",
+            "--bf",
+            "9.5",
+            "--rotation-deg",
+            "12",
+            "--dk",
+            "0.10693406155495676",
+            "--device",
+            "gpu",
+            "--out",
+            out.to_str().unwrap(),
+        ]
+        .map(str::to_owned)
+    };
     // No adapter (a backend this machine lacks): an error naming the device, nothing written.
     let none = out_dir("gpu-none");
     let o = Command::new(env!("CARGO_BIN_EXE_scatterlab")).args(args(&none)).env("WGPU_BACKEND", if cfg!(target_os = "macos") { "dx12" } else { "metal" }).output().unwrap();

@@ -100,10 +100,7 @@ impl GpuContext {
     pub async fn compute_pipeline(&self, shader_path: &str, entry_point: &str) -> Result<wgpu::ComputePipeline, GpuError> {
         let shader = crate::shaders::get(shader_path)?;
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(shader.path),
-            source: wgpu::ShaderSource::Wgsl(shader.source.into()),
-        });
+        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(shader.path), source: wgpu::ShaderSource::Wgsl(shader.source.into()) });
         let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(shader.path),
             layout: None,

@@ -18,14 +18,10 @@ pub async fn read_buffer<T: bytemuck::Pod>(ctx: &GpuContext, buffer: &wgpu::Buff
         let _ = tx.send(result);
     });
     #[cfg(not(target_arch = "wasm32"))]
-    ctx.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| GpuError::Readback(e.to_string()))?;
+    ctx.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| GpuError::Readback(e.to_string()))?;
     #[cfg(target_arch = "wasm32")]
     let _ = ctx;
-    rx.await
-        .map_err(|_| GpuError::Readback("mapping callback dropped".into()))?
-        .map_err(|e| GpuError::Readback(e.to_string()))?;
+    rx.await.map_err(|_| GpuError::Readback("mapping callback dropped".into()))?.map_err(|e| GpuError::Readback(e.to_string()))?;
     let out = {
         let view = slice.get_mapped_range().map_err(|e| GpuError::Readback(e.to_string()))?;
         bytemuck::cast_slice::<u8, T>(&view).to_vec()

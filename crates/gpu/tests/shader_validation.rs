@@ -4,8 +4,7 @@
 fn every_shader_validates_with_naga() {
     assert!(!scatterlab_gpu::shaders::ALL.is_empty(), "the shader registry is empty");
     for shader in scatterlab_gpu::shaders::ALL {
-        let module = naga::front::wgsl::parse_str(shader.source)
-            .unwrap_or_else(|e| panic!("{}: parse error\n{}", shader.path, e.emit_to_string(shader.source)));
+        let module = naga::front::wgsl::parse_str(shader.source).unwrap_or_else(|e| panic!("{}: parse error\n{}", shader.path, e.emit_to_string(shader.source)));
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
             .validate(&module)
             .unwrap_or_else(|e| panic!("{}: validation error\n{}", shader.path, e.emit_to_string(shader.source)));

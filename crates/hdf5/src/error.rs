@@ -110,11 +110,9 @@ impl H5Error {
                 let name = if id == 0 { what } else { crate::filters::filter_name(id).to_string() };
                 Self::UnsupportedFilter { file, dataset: object, id, name }
             }
-            e @ (E::UnsupportedLayoutClass(_)
-            | E::UnsupportedDatatypeClass(_)
-            | E::UnsupportedEncoding(_)
-            | E::UnsupportedChunkIndexType(_)
-            | E::UnsupportedLinkType(_)) => Self::UnsupportedFeature { file, object, feature: e.to_string() },
+            e @ (E::UnsupportedLayoutClass(_) | E::UnsupportedDatatypeClass(_) | E::UnsupportedEncoding(_) | E::UnsupportedChunkIndexType(_) | E::UnsupportedLinkType(_)) => {
+                Self::UnsupportedFeature { file, object, feature: e.to_string() }
+            }
             other => Self::Format { file, object, detail: other.to_string() },
         }
     }

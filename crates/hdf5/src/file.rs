@@ -32,8 +32,7 @@ impl H5File {
     pub fn open_with_block(storage: DynStorage, name: impl Into<String>, block_bytes: usize) -> Result<Self> {
         let name = name.into();
         let options = OpenOptions::default().with_chunk_cache_bytes(0).with_filter_registry(registry());
-        let inner = Hdf5File::from_storage_with_options(cached_with(storage.clone(), block_bytes), options)
-            .map_err(|source| H5Error::Open { file: name.clone(), source })?;
+        let inner = Hdf5File::from_storage_with_options(cached_with(storage.clone(), block_bytes), options).map_err(|source| H5Error::Open { file: name.clone(), source })?;
         let base = inner.superblock().base_address;
         Ok(Self { inner, raw: storage, base, name })
     }
@@ -68,25 +67,17 @@ impl H5File {
     /// Reads `len` bytes at HDF5 address `addr` (relative to the superblock, as every address
     /// in the file is) from the uncached storage. `object` names what is read, for errors.
     pub fn read_at(&self, addr: u64, len: usize, object: &str) -> Result<StorageBuffer> {
-        let offset = self.base.checked_add(addr).ok_or_else(|| H5Error::Format {
-            file: self.name.clone(),
-            object: object.to_string(),
-            detail: format!("address {addr:#x} overflows"),
-        })?;
+        let offset =
+            self.base.checked_add(addr).ok_or_else(|| H5Error::Format { file: self.name.clone(), object: object.to_string(), detail: format!("address {addr:#x} overflows") })?;
         let end = offset.checked_add(len as u64);
         if end.is_none_or(|e| e > self.raw.len()) {
             return Err(H5Error::Format {
                 file: self.name.clone(),
                 object: object.to_string(),
-                detail: format!(
-                    "{len} bytes at address {addr:#x} run past the end of the file ({} bytes)",
-                    self.raw.len()
-                ),
+                detail: format!("{len} bytes at address {addr:#x} run past the end of the file ({} bytes)", self.raw.len()),
             });
         }
-        self.raw
-            .read_range(offset, len)
-            .map_err(|e| H5Error::Io { file: self.name.clone(), detail: format!("{object}: {e}") })
+        self.raw.read_range(offset, len).map_err(|e| H5Error::Io { file: self.name.clone(), detail: format!("{object}: {e}") })
     }
 
     /// Turns an hdf5-reader error about `object` into ours.

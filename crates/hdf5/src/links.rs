@@ -108,11 +108,7 @@ pub fn links_at(file: &H5File, address: u64, object: &str) -> Result<(GroupStora
         _ => GroupStorage::Compact,
     };
     if compact.len() > MAX_LINKS {
-        return Err(H5Error::Format {
-            file: file.name().to_string(),
-            object: object.to_string(),
-            detail: format!("{} links, more than {MAX_LINKS}", compact.len()),
-        });
+        return Err(H5Error::Format { file: file.name().to_string(), object: object.to_string(), detail: format!("{} links, more than {MAX_LINKS}", compact.len()) });
     }
     sort(&mut compact);
     Ok((storage, compact))
@@ -167,11 +163,8 @@ fn symbol_table_links(file: &H5File, stm: &SymbolTableMessage) -> hdf5_reader::e
     let mut out = Vec::new();
     for (_, snod) in &leaves {
         let prefix = st.read_range(*snod, 8)?;
-        let count = prefix.get(6..8).map(|b| usize::from(u16::from_le_bytes([b[0], b[1]]))).ok_or(Error::UnexpectedEof {
-            offset: *snod,
-            needed: 8,
-            available: prefix.len() as u64,
-        })?;
+        let count =
+            prefix.get(6..8).map(|b| usize::from(u16::from_le_bytes([b[0], b[1]]))).ok_or(Error::UnexpectedEof { offset: *snod, needed: 8, available: prefix.len() as u64 })?;
         if out.len() + count > MAX_LINKS {
             return Err(Error::InvalidData(format!("more than {MAX_LINKS} links")));
         }

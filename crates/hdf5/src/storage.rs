@@ -10,8 +10,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-pub use hdf5_reader::storage::{DynStorage, Storage, StorageBuffer};
 use hdf5_reader::storage::{BlockCacheStorage, BytesStorage, FileStorage};
+pub use hdf5_reader::storage::{DynStorage, Storage, StorageBuffer};
 
 use crate::error::{H5Error, Result};
 
@@ -26,12 +26,8 @@ pub fn open_native(path: impl AsRef<Path>) -> Result<DynStorage> {
     let path = path.as_ref();
     let file = path.display().to_string();
     match std::fs::File::open(path) {
-        Ok(f) => FileStorage::from_file(f)
-            .map(|s| Arc::new(s) as DynStorage)
-            .map_err(|e| H5Error::Io { file, detail: e.to_string() }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(H5Error::MissingFile { name: file, needed_by: "open".into() })
-        }
+        Ok(f) => FileStorage::from_file(f).map(|s| Arc::new(s) as DynStorage).map_err(|e| H5Error::Io { file, detail: e.to_string() }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(H5Error::MissingFile { name: file, needed_by: "open".into() }),
         Err(e) => Err(H5Error::Io { file, detail: e.to_string() }),
     }
 }
@@ -81,11 +77,7 @@ impl Metered {
 
     /// The counts so far.
     pub fn stats(&self) -> ReadStats {
-        ReadStats {
-            reads: self.reads.load(Ordering::Relaxed),
-            bytes: self.bytes.load(Ordering::Relaxed),
-            peak: self.peak.load(Ordering::Relaxed),
-        }
+        ReadStats { reads: self.reads.load(Ordering::Relaxed), bytes: self.bytes.load(Ordering::Relaxed), peak: self.peak.load(Ordering::Relaxed) }
     }
 
     /// Sets the counts back to zero.

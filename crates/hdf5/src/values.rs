@@ -111,11 +111,7 @@ pub fn attr_preview(a: &Attribute) -> String {
     }
     if let Some(s) = attr_strings(a) {
         let shown: Vec<String> = s.iter().take(SHOW).map(|x| format!("{:?}", truncate(x, 120))).collect();
-        return if a.shape.is_empty() && shown.len() == 1 {
-            shown.concat()
-        } else {
-            format!("[{}{}]", shown.join(", "), more(shown.len()))
-        };
+        return if a.shape.is_empty() && shown.len() == 1 { shown.concat() } else { format!("[{}{}]", shown.join(", "), more(shown.len())) };
     }
     format!("<{}>", dtype_name(&a.datatype))
 }
@@ -143,13 +139,7 @@ pub fn dataset_numbers(file: &H5File, path: &str) -> Result<Vec<f64>> {
     let ds = file.reader().dataset(path).map_err(|e| file.err(path, e))?;
     let n = ds.num_elements().map_err(|e| file.err(path, e))?;
     if n > MAX_METADATA_ELEMENTS {
-        return Err(H5Error::Limit {
-            file: file.name().to_string(),
-            object: path.to_string(),
-            what: "metadata dataset".into(),
-            requested: n,
-            limit: MAX_METADATA_ELEMENTS,
-        });
+        return Err(H5Error::Limit { file: file.name().to_string(), object: path.to_string(), what: "metadata dataset".into(), requested: n, limit: MAX_METADATA_ELEMENTS });
     }
     let raw = ds.read_raw_bytes().map_err(|e| file.err(path, e))?;
     numbers(ds.dtype(), &raw, n as usize).ok_or_else(|| H5Error::Format {

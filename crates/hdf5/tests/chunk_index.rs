@@ -77,7 +77,8 @@ fn tables_equal_libhdf5_for_every_index_type() {
             println!("{name} {path}: {index:?}, {} cells, {} stored, equal to libhdf5", want.len(), row["stored"].as_array().unwrap().len());
         }
     }
-    for k in [ChunkIndexKind::BTreeV1, ChunkIndexKind::FixedArray, ChunkIndexKind::ExtensibleArray, ChunkIndexKind::BTreeV2, ChunkIndexKind::Implicit, ChunkIndexKind::SingleChunk] {
+    for k in [ChunkIndexKind::BTreeV1, ChunkIndexKind::FixedArray, ChunkIndexKind::ExtensibleArray, ChunkIndexKind::BTreeV2, ChunkIndexKind::Implicit, ChunkIndexKind::SingleChunk]
+    {
         assert!(kinds.contains(&k), "{k:?} not covered");
     }
 }
@@ -134,9 +135,7 @@ fn walker_table(f: &H5File, path: &str) -> Option<Vec<ChunkLoc>> {
         Some(ChunkIndexing::SingleChunk { filtered_size, filters }) => vec![chunk_index::single_chunk_entry(address, *filtered_size, *filters, ndim)],
         Some(ChunkIndexing::Implicit) => chunk_index::collect_implicit_chunk_entries(address, shape, &dims, es, None, st.len()).unwrap(),
         Some(ChunkIndexing::FixedArray { .. }) => collect_fixed_array_chunk_entries_storage(st, address, osz, lsz, shape, &dims, None).unwrap(),
-        Some(ChunkIndexing::ExtensibleArray { .. }) => {
-            collect_extensible_array_chunk_entries_storage(st, address, osz, lsz, shape, ds.max_dims(), &dims, None).unwrap()
-        }
+        Some(ChunkIndexing::ExtensibleArray { .. }) => collect_extensible_array_chunk_entries_storage(st, address, osz, lsz, shape, ds.max_dims(), &dims, None).unwrap(),
         Some(ChunkIndexing::BTreeV2) => chunk_index::collect_v2_chunk_entries_storage(st, address, osz, lsz, ndim as u32, &dims, None).unwrap(),
     };
     let chunk_bytes = dims.iter().fold(es as u64, |a, &d| a * u64::from(d)) as u32;

@@ -13,9 +13,10 @@ use scatterlab_hdf5::filters::bitshuffle::{bitshuffle_block, bitunshuffle, bitun
 use scatterlab_hdf5::filters::{bslz4, decode_bitshuffle, decode_h5lz4, filter_name, h5lz4, registry};
 
 fn seed() -> u64 {
-    let s = std::env::var("SCATTERLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
-    });
+    let s = std::env::var("SCATTERLAB_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
     println!("seed {s} (SCATTERLAB_SEED={s} replays)");
     s
 }
@@ -179,7 +180,11 @@ fn h5lz4_multi_block_with_raw_blocks_round_trips() {
         while done < len {
             let this = eff.min(len - done);
             let c = u32::from_be_bytes(chunk[pos..pos + 4].try_into().unwrap()) as usize;
-            if c == this { raw_blocks += 1 } else { lz4_blocks += 1 }
+            if c == this {
+                raw_blocks += 1
+            } else {
+                lz4_blocks += 1
+            }
             pos += 4 + c;
             done += this;
             blocks += 1;

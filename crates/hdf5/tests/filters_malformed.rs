@@ -9,9 +9,10 @@ use scatterlab_hdf5::filters::{bslz4, decode_bitshuffle, decode_h5lz4, h5lz4, re
 use scatterlab_hdf5::DecodeError;
 
 fn seed() -> u64 {
-    let s = std::env::var("SCATTERLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
-    });
+    let s = std::env::var("SCATTERLAB_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
     println!("seed {s} (SCATTERLAB_SEED={s} replays)");
     s
 }
@@ -77,10 +78,7 @@ fn bitshuffle_filter_refuses_what_it_cannot_decode() {
     let desc = |cd: Vec<u32>| FilterDescription { id: 32008, name: None, client_data: cd };
     let good = bslz4::encode_bslz4(&counts(64), 2, 0).unwrap();
     // zstd: typed here, UnsupportedFilter through hdf5-reader.
-    assert_eq!(
-        decode_bitshuffle(&desc(vec![0, 4, 2, 0, 3]), &good, 2),
-        Err(DecodeError::Unsupported { feature: "bitshuffle+zstd".into() })
-    );
+    assert_eq!(decode_bitshuffle(&desc(vec![0, 4, 2, 0, 3]), &good, 2), Err(DecodeError::Unsupported { feature: "bitshuffle+zstd".into() }));
     let via = apply_pipeline(&good, &[desc(vec![0, 4, 2, 0, 3])], 0, 2, Some(&registry())).unwrap_err();
     assert!(matches!(via, hdf5_reader::error::Error::UnsupportedFilter(ref s) if s == "bitshuffle+zstd"), "{via}");
     assert!(matches!(decode_bitshuffle(&desc(vec![0, 4, 2, 0, 9]), &good, 2), Err(DecodeError::Unsupported { .. })));
@@ -144,7 +142,11 @@ fn random_damage_never_panics() {
         });
         let (a, c, d) = r.unwrap_or_else(|_| panic!("panic on damaged chunk {i}: {b:?}"));
         for x in [a, c, d] {
-            if x { ok += 1 } else { err += 1 }
+            if x {
+                ok += 1
+            } else {
+                err += 1
+            }
         }
     }
     println!("damaged chunks: {ok} decoded, {err} typed errors");

@@ -97,15 +97,8 @@ fn sum_dp_raw(prefix: &str) -> Vec<u64> {
 #[test]
 fn every_dev_small_variant_decodes_to_the_raw_copy() {
     // (variant infix, filter ids, element size)
-    let variants: [(&str, &[u16], usize); 7] = [
-        ("", &[32008], 2),
-        ("_raw", &[], 2),
-        ("_gzip", &[2, 1], 2),
-        ("_lz4", &[32004], 2),
-        ("_lz4blk", &[32004], 2),
-        ("_latest", &[32008], 2),
-        ("_u32", &[32008], 4),
-    ];
+    let variants: [(&str, &[u16], usize); 7] =
+        [("", &[32008], 2), ("_raw", &[], 2), ("_gzip", &[2, 1], 2), ("_lz4", &[32004], 2), ("_lz4blk", &[32004], 2), ("_latest", &[32008], 2), ("_u32", &[32008], 4)];
     let expected_sums = sum_dp_raw("dev_small");
     let mut all_reference = Vec::new();
     for k in 1..=3 {

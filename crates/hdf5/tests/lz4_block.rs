@@ -9,9 +9,10 @@ use rand::{Rng, SeedableRng};
 use scatterlab_hdf5::filters::lz4_block::{decompress_into, Lz4Error};
 
 fn seed() -> u64 {
-    let s = std::env::var("SCATTERLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
-    });
+    let s = std::env::var("SCATTERLAB_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
     println!("seed {s} (SCATTERLAB_SEED={s} replays)");
     s
 }

@@ -13,9 +13,7 @@ const DATA: &str = "/entry/data/data";
 
 fn fixture_bytes(name: &str) -> Vec<u8> {
     let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/"));
-    std::fs::read(dir.join(name)).unwrap_or_else(|e| {
-        panic!("fixture {name} missing from {} (../shared/fixtures/stem beside the repository): {e}", dir.display())
-    })
+    std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("fixture {name} missing from {} (../shared/fixtures/stem beside the repository): {e}", dir.display()))
 }
 
 fn fixture_path(name: &str) -> PathBuf {
@@ -135,10 +133,7 @@ fn an_unknown_filter_is_reported_by_id() {
     let name = "dev_small_data_000001.h5";
     let mut b = fixture_bytes(name);
     // Filter pipeline v1 entry: id 32008 (08 7D), name length, flags, 5 client values, "bitshuffle…".
-    let pos = b
-        .windows(18)
-        .position(|w| w[..2] == [0x08, 0x7D] && w[6..8] == [5, 0] && &w[8..18] == b"bitshuffle")
-        .expect("the 32008 filter entry");
+    let pos = b.windows(18).position(|w| w[..2] == [0x08, 0x7D] && w[6..8] == [5, 0] && &w[8..18] == b"bitshuffle").expect("the 32008 filter entry");
     b[pos..pos + 2].copy_from_slice(&32099u16.to_le_bytes());
     let f = H5File::open(bytes(b), name).unwrap();
     let ds = open_raw(&f, DATA).unwrap();

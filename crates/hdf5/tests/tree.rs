@@ -68,8 +68,7 @@ fn masters_list_their_external_links_with_targets() {
         assert!(scan.value.starts_with('['), "{}", scan.value);
         // A missing data file shows as unresolved.
         t.resolve_external(|file| !file.ends_with("_000002.h5"));
-        let unresolved: Vec<_> =
-            t.nodes.iter().filter(|n| matches!(n.kind, NodeKind::ExternalLink { resolved: Some(false), .. })).map(|n| n.path.as_str()).collect();
+        let unresolved: Vec<_> = t.nodes.iter().filter(|n| matches!(n.kind, NodeKind::ExternalLink { resolved: Some(false), .. })).map(|n| n.path.as_str()).collect();
         assert_eq!(unresolved, ["/entry/data/data_000002"]);
     }
     let t = tree_of("dev_small_master.h5");
@@ -113,10 +112,7 @@ fn dense_and_compact_link_groups_list_identically() {
         assert_eq!(serde_json::to_string(&x.attrs).unwrap(), serde_json::to_string(&y.attrs).unwrap(), "{}", x.path);
     }
     let ext = links(&latest, "/entry/data").unwrap();
-    assert_eq!(
-        ext[2].target,
-        LinkTarget::External { file: "dev_small_latest_data_000003.h5".into(), path: "/entry/data/data".into() }
-    );
+    assert_eq!(ext[2].target, LinkTarget::External { file: "dev_small_latest_data_000003.h5".into(), path: "/entry/data/data".into() });
 }
 
 #[test]

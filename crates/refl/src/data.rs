@@ -38,10 +38,7 @@ pub fn parse_columns(text: &str, name: &str) -> Result<Dataset, ReflError> {
         }
         let object = || format!("{name} line {}", index + 1);
         let fields: Vec<&str> = line.split(|c: char| c.is_whitespace() || c == ',' || c == ';').filter(|f| !f.is_empty()).collect();
-        let values = fields
-            .iter()
-            .map(|f| f.parse::<f64>().map_err(|_| ReflError::input(object(), format!("{f:?} is not a number"))))
-            .collect::<Result<Vec<f64>, _>>()?;
+        let values = fields.iter().map(|f| f.parse::<f64>().map_err(|_| ReflError::input(object(), format!("{f:?} is not a number")))).collect::<Result<Vec<f64>, _>>()?;
         if !(2..=4).contains(&values.len()) {
             return Err(ReflError::input(object(), format!("has {} columns; expected q R [dR [dQ]]", values.len())));
         }

@@ -73,9 +73,8 @@ impl ParrattGpu {
             ctx.check_storage_size(what, bytes as u64)?;
         }
         ctx.check_storage_size("reflectivity output", out_bytes)?;
-        let storage = |label: &str, contents: &[u8]| {
-            ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage: wgpu::BufferUsages::STORAGE })
-        };
+        let storage =
+            |label: &str, contents: &[u8]| ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage: wgpu::BufferUsages::STORAGE });
         let params = Params { n_points: points.len() as u32, _pad: [0; 3] };
         let params_buf = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("refl params"),
@@ -124,10 +123,7 @@ impl ParrattGpu {
         for request in requests {
             let slice = &flat[offset..offset + request.q.len()];
             offset += request.q.len();
-            results.push(Reflectivity {
-                r_s: slice.iter().map(|p| f64::from(p[0])).collect(),
-                r_p: slice.iter().map(|p| f64::from(p[1])).collect(),
-            });
+            results.push(Reflectivity { r_s: slice.iter().map(|p| f64::from(p[0])).collect(), r_p: slice.iter().map(|p| f64::from(p[1])).collect() });
         }
         Ok(results)
     }

@@ -19,10 +19,7 @@ use crate::ReflError;
 pub fn read_text_limited(reader: impl Read, limit: u64, what: &str) -> Result<String, ReflError> {
     let mut bytes = Vec::new();
     // One byte past the limit tells "exactly at the limit" from "longer".
-    reader
-        .take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| ReflError::Format { what: what.to_owned(), message: e.to_string() })?;
+    reader.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| ReflError::Format { what: what.to_owned(), message: e.to_string() })?;
     if bytes.len() as u64 > limit {
         return Err(ReflError::Format { what: what.to_owned(), message: format!("is larger than the input limit of {limit} bytes") });
     }
@@ -37,10 +34,7 @@ pub fn read_file_text(path: &std::path::Path) -> Result<String, ReflError> {
     // A regular file's length is known: refuse a huge one without reading a byte of it.
     if let Ok(meta) = file.metadata() {
         if meta.is_file() && meta.len() > MAX_INPUT_BYTES {
-            return Err(ReflError::Format {
-                what,
-                message: format!("is {} bytes, larger than the input limit of {MAX_INPUT_BYTES} bytes", meta.len()),
-            });
+            return Err(ReflError::Format { what, message: format!("is {} bytes, larger than the input limit of {MAX_INPUT_BYTES} bytes", meta.len()) });
         }
     }
     read_text_limited(file, MAX_INPUT_BYTES, &what)
@@ -49,7 +43,6 @@ pub fn read_file_text(path: &std::path::Path) -> Result<String, ReflError> {
 /// Parses JSON text into `T`. A syntax error is reported at its real line and column, before
 /// any typed error (unknown key, wrong type) that comes earlier in the text.
 pub fn parse_json<T: DeserializeOwned>(text: &str, what: &str) -> Result<T, ReflError> {
-    serde_json::from_str::<IgnoredAny>(text)
-        .map_err(|e| ReflError::Format { what: what.to_owned(), message: format!("JSON syntax error: {e}") })?;
+    serde_json::from_str::<IgnoredAny>(text).map_err(|e| ReflError::Format { what: what.to_owned(), message: format!("JSON syntax error: {e}") })?;
     serde_json::from_str::<T>(text).map_err(|e| ReflError::Format { what: what.to_owned(), message: e.to_string() })
 }

@@ -9,8 +9,8 @@ pub mod cases;
 pub mod cpu;
 pub mod data;
 pub mod dual;
-pub mod fit;
 mod error;
+pub mod fit;
 pub mod general;
 pub mod gpu;
 pub mod gradient;
@@ -55,8 +55,7 @@ impl Reflectivity {
     /// value (from `q`, the curve's grid, when it has one entry per point).
     pub fn check_finite(&self, q: &[f64]) -> Result<(), ReflError> {
         let bad = |values: &[f64]| values.iter().position(|r| !r.is_finite());
-        let first =
-            [("R_s", bad(&self.r_s)), ("R_p", bad(&self.r_p))].into_iter().filter_map(|(name, i)| Some((name, i?))).min_by_key(|&(_, i)| i);
+        let first = [("R_s", bad(&self.r_s)), ("R_p", bad(&self.r_p))].into_iter().filter_map(|(name, i)| Some((name, i?))).min_by_key(|&(_, i)| i);
         match first {
             None => Ok(()),
             Some((name, i)) => {
@@ -133,10 +132,7 @@ impl CurveRequest<'_> {
         let q_max = 2.0 * scatterlab_core::units::photon_k0(self.energy_ev);
         for (i, &q) in self.q.iter().enumerate() {
             if !(q.is_finite() && q > 0.0 && q < q_max) {
-                return Err(ReflError::input(
-                    format!("q[{i}]"),
-                    format!("{q} Å⁻¹ is outside 0 < q < 2k0 = {q_max:.6} Å⁻¹ at {} eV", self.energy_ev),
-                ));
+                return Err(ReflError::input(format!("q[{i}]"), format!("{q} Å⁻¹ is outside 0 < q < 2k0 = {q_max:.6} Å⁻¹ at {} eV", self.energy_ev)));
             }
         }
         Ok(())

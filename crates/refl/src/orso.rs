@@ -68,10 +68,7 @@ fn yaml_to_json(y: &Yaml) -> Value {
         Yaml::Boolean(b) => Value::Bool(*b),
         Yaml::Array(a) => Value::Array(a.iter().map(yaml_to_json).collect()),
         Yaml::Hash(h) => {
-            let map: Map<String, Value> = h
-                .iter()
-                .map(|(k, v)| (k.as_str().map_or_else(|| format!("{k:?}"), str::to_owned), yaml_to_json(v)))
-                .collect();
+            let map: Map<String, Value> = h.iter().map(|(k, v)| (k.as_str().map_or_else(|| format!("{k:?}"), str::to_owned), yaml_to_json(v))).collect();
             Value::Object(map)
         }
         Yaml::Null | Yaml::Alias(_) | Yaml::BadValue => Value::Null,
@@ -158,7 +155,11 @@ pub fn parse_orso(text: &str, name: &str) -> Result<Vec<OrsoDataset>, ReflError>
             let get = |slot: usize| -> Result<Option<f64>, ReflError> {
                 match idx[slot] {
                     None => Ok(None),
-                    Some(i) => values.get(i).copied().map(Some).ok_or_else(|| ReflError::input(format!("{name} line {line_no}"), format!("has {} columns, the header lists more", values.len()))),
+                    Some(i) => values
+                        .get(i)
+                        .copied()
+                        .map(Some)
+                        .ok_or_else(|| ReflError::input(format!("{name} line {line_no}"), format!("has {} columns, the header lists more", values.len()))),
                 }
             };
             let (q, r) = (get(0)?.unwrap_or(f64::NAN) * q_scale, get(1)?.unwrap_or(f64::NAN));
@@ -202,9 +203,7 @@ pub fn write_orso(datasets: &[OrsoDataset]) -> Result<String, ReflError> {
     let mut out = String::from("# # ORSO reflectivity data file | 1.2 standard | YAML encoding | https://www.reflectometry.org/\n");
     for set in datasets {
         let mut yaml = String::new();
-        yaml_rust2::YamlEmitter::new(&mut yaml)
-            .dump(&json_to_yaml(&set.header))
-            .map_err(|e| ReflError::input(format!("dataset {:?} header", set.name()), e.to_string()))?;
+        yaml_rust2::YamlEmitter::new(&mut yaml).dump(&json_to_yaml(&set.header)).map_err(|e| ReflError::input(format!("dataset {:?} header", set.name()), e.to_string()))?;
         // The emitter starts with a `---` document marker, which ORSO headers do not carry.
         for line in yaml.lines().filter(|l| *l != "---") {
             out.push_str("# ");

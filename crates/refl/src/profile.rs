@@ -82,9 +82,7 @@ mod tests {
 
     #[test]
     fn sharp_and_rough_steps() {
-        let stack = Stack {
-            layers: vec![Layer::VACUUM, Layer::isotropic(100.0, 0.0, 1e-3, 1e-4), Layer::isotropic(0.0, 5.0, 5e-3, 2e-3)],
-        };
+        let stack = Stack { layers: vec![Layer::VACUUM, Layer::isotropic(100.0, 0.0, 1e-3, 1e-4), Layer::isotropic(0.0, 5.0, 5e-3, 2e-3)] };
         assert_eq!(interface_depths(&stack), vec![0.0, 100.0]);
         let p = profile_at(&stack, &[-1.0, 0.0, 50.0, 100.0, 1000.0]);
         assert_eq!(p[0].delta_o, 0.0);

@@ -50,9 +50,7 @@ impl Resolution {
             Resolution::None => Ok(()),
             Resolution::ConstantDqOverQ(f) if f.is_finite() && *f >= 0.0 => Ok(()),
             Resolution::ConstantDqOverQ(f) => Err(ReflError::input("resolution dQ/Q", format!("must be finite and ≥ 0, got {f}"))),
-            Resolution::Pointwise(dq) if dq.len() != n_q => {
-                Err(ReflError::input("resolution dQ", format!("has {} values for {n_q} q points", dq.len())))
-            }
+            Resolution::Pointwise(dq) if dq.len() != n_q => Err(ReflError::input("resolution dQ", format!("has {} values for {n_q} q points", dq.len()))),
             Resolution::Pointwise(dq) => match dq.iter().position(|d| !(d.is_finite() && *d >= 0.0)) {
                 Some(i) => Err(ReflError::input(format!("resolution dQ[{i}]"), format!("must be finite and ≥ 0, got {}", dq[i]))),
                 None => Ok(()),
@@ -73,7 +71,13 @@ pub fn gauss_legendre(n: usize) -> (Vec<f64>, Vec<f64>) {
             for k in 2..=n {
                 (p0, p1) = (p1, ((2 * k - 1) as f64 * x * p1 - (k - 1) as f64 * p0) / k as f64);
             }
-            let pn = if n == 0 { 1.0 } else if n == 1 { x } else { p1 };
+            let pn = if n == 0 {
+                1.0
+            } else if n == 1 {
+                x
+            } else {
+                p1
+            };
             let pn_1 = if n == 1 { 1.0 } else { p0 };
             derivative = n as f64 * (x * pn - pn_1) / (x * x - 1.0);
             let step = pn / derivative;
@@ -111,23 +115,16 @@ pub async fn compute_smeared(engine: Engine<'_>, requests: &[SmearedRequest<'_>]
 
 /// Like [`compute_smeared`], but a curve with a non-finite R fails alone (its entry is the error
 /// naming the first bad nominal q point); invalid inputs and engine failures fail the batch.
-pub async fn compute_smeared_each(
-    engine: Engine<'_>,
-    requests: &[SmearedRequest<'_>],
-) -> Result<Vec<Result<Reflectivity, ReflError>>, ReflError> {
+pub async fn compute_smeared_each(engine: Engine<'_>, requests: &[SmearedRequest<'_>]) -> Result<Vec<Result<Reflectivity, ReflError>>, ReflError> {
     let mut expanded = Vec::with_capacity(requests.len());
     for (c, request) in requests.iter().enumerate() {
         request.curve.validate().map_err(|e| e.in_curve(c))?;
         let scales = StackScales::of_stack(request.curve.stack, request.curve.energy_ev);
-        let nodes = expand_nodes(request.curve.q, request.resolution, request.curve.energy_ev, request.smearing, &scales)
-            .map_err(|e| e.in_curve(c))?;
+        let nodes = expand_nodes(request.curve.q, request.resolution, request.curve.energy_ev, request.smearing, &scales).map_err(|e| e.in_curve(c))?;
         expanded.push(nodes);
     }
-    let node_requests: Vec<CurveRequest<'_>> = requests
-        .iter()
-        .zip(&expanded)
-        .map(|(r, nodes)| CurveRequest { stack: r.curve.stack, energy_ev: r.curve.energy_ev, q: &nodes.q })
-        .collect();
+    let node_requests: Vec<CurveRequest<'_>> =
+        requests.iter().zip(&expanded).map(|(r, nodes)| CurveRequest { stack: r.curve.stack, energy_ev: r.curve.energy_ev, q: &nodes.q }).collect();
     let raw_results = compute_unchecked_output(engine, &node_requests).await?;
     // Checked after folding: a NaN node makes its point NaN, and the point is what the user knows.
     Ok(raw_results

@@ -35,14 +35,7 @@ impl Layer {
     pub const VACUUM: Layer = Layer { thickness: 0.0, roughness: 0.0, delta_o: 0.0, beta_o: 0.0, delta_e: 0.0, beta_e: 0.0 };
 
     fn fields(&self) -> [(&'static str, f64); 6] {
-        [
-            ("thickness", self.thickness),
-            ("roughness", self.roughness),
-            ("delta_o", self.delta_o),
-            ("beta_o", self.beta_o),
-            ("delta_e", self.delta_e),
-            ("beta_e", self.beta_e),
-        ]
+        [("thickness", self.thickness), ("roughness", self.roughness), ("delta_o", self.delta_o), ("beta_o", self.beta_o), ("delta_e", self.delta_e), ("beta_e", self.beta_e)]
     }
 }
 
@@ -55,14 +48,7 @@ pub struct Stack {
 
 impl Stack {
     /// Builds a stack from per-layer columns as the fixture files store them.
-    pub fn from_columns(
-        thickness: &[f64],
-        roughness: &[f64],
-        delta_o: &[f64],
-        beta_o: &[f64],
-        delta_e: &[f64],
-        beta_e: &[f64],
-    ) -> Result<Self, ReflError> {
+    pub fn from_columns(thickness: &[f64], roughness: &[f64], delta_o: &[f64], beta_o: &[f64], delta_e: &[f64], beta_e: &[f64]) -> Result<Self, ReflError> {
         let n = thickness.len();
         limits::check_count(|| "thickness_A".to_owned(), n, limits::MAX_LAYERS, "layers")?;
         let columns = [("roughness", roughness), ("delta_o", delta_o), ("beta_o", beta_o), ("delta_e", delta_e), ("beta_e", beta_e)];
@@ -71,16 +57,8 @@ impl Stack {
                 return Err(ReflError::input(name, format!("has {} entries but thickness has {n}", column.len())));
             }
         }
-        let layers = (0..n)
-            .map(|j| Layer {
-                thickness: thickness[j],
-                roughness: roughness[j],
-                delta_o: delta_o[j],
-                beta_o: beta_o[j],
-                delta_e: delta_e[j],
-                beta_e: beta_e[j],
-            })
-            .collect();
+        let layers =
+            (0..n).map(|j| Layer { thickness: thickness[j], roughness: roughness[j], delta_o: delta_o[j], beta_o: beta_o[j], delta_e: delta_e[j], beta_e: beta_e[j] }).collect();
         Ok(Self { layers })
     }
 

@@ -54,9 +54,7 @@ fn absurd_layer_numbers_are_named_with_value_and_limit() {
 
 #[test]
 fn energies_outside_the_physical_range_are_rejected() {
-    for (energy, expected) in
-        [(1e12, "energy: 1e12 eV is above the limit 1e6 eV"), (1e-300, "below the limit 1 eV"), (f64::INFINITY, "not a finite number")]
-    {
+    for (energy, expected) in [(1e12, "energy: 1e12 eV is above the limit 1e6 eV"), (1e-300, "below the limit 1 eV"), (f64::INFINITY, "not a finite number")] {
         let e = rejected(&film(|_| ()), energy);
         assert!(e.contains(expected), "{energy}: {e}");
     }

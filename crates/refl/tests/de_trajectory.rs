@@ -133,7 +133,10 @@ fn different_seeds_differ_and_generation_seeds_are_distinct() {
     let model = model();
     let objective = Objective::new(&model, ObjectiveOptions::default()).expect("objective");
     let cancel = CancelToken::new();
-    let short = |seed| pollster::block_on(fit::differential_evolution(&objective, Engine::Cpu, &DeOptions { seed, max_generations: 3, ..Default::default() }, None, &mut |_| {}, &cancel)).expect("DE");
+    let short = |seed| {
+        pollster::block_on(fit::differential_evolution(&objective, Engine::Cpu, &DeOptions { seed, max_generations: 3, ..Default::default() }, None, &mut |_| {}, &cancel))
+            .expect("DE")
+    };
     assert_ne!(short(1).population, short(2).population, "the seed has no effect");
     assert_eq!(short(1).population, short(1).population, "one seed, two results");
     for seed in [0, 7, u64::MAX] {
@@ -149,7 +152,9 @@ fn different_seeds_differ_and_generation_seeds_are_distinct() {
 fn a_bad_resume_state_is_a_named_error() {
     let model = model();
     let objective = Objective::new(&model, ObjectiveOptions::default()).expect("objective");
-    let good = pollster::block_on(fit::differential_evolution(&objective, Engine::Cpu, &DeOptions { max_generations: 1, ..Default::default() }, None, &mut |_| {}, &CancelToken::new())).expect("DE");
+    let good =
+        pollster::block_on(fit::differential_evolution(&objective, Engine::Cpu, &DeOptions { max_generations: 1, ..Default::default() }, None, &mut |_| {}, &CancelToken::new()))
+            .expect("DE");
     let wrong_dim = DeResult { population: vec![vec![1.0; 2]; good.population.len()], ..good.clone() };
     let e = pollster::block_on(DeRun::start(&objective, Engine::Cpu, &DeOptions::default(), Some(&wrong_dim))).expect_err("2 values for 3 parameters");
     assert!(e.to_string().contains("population[0]") && e.to_string().contains("has 2 values for 3"), "{e}");

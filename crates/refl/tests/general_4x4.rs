@@ -4,9 +4,9 @@
 //!   independent plain Berreman transfer-matrix implementation (`berreman` below);
 //! * symmetries, energy conservation, exact derivatives, typed errors.
 
-mod common;
 #[path = "general_4x4/berreman.rs"]
 mod berreman;
+mod common;
 #[path = "general_4x4/derivatives.rs"]
 mod derivatives;
 #[path = "general_4x4/oracles.rs"]
@@ -115,4 +115,3 @@ pub(crate) fn random_tensor_layer(rng: &mut impl Rng, thickness: f64, roughness:
         euler_deg: [rng.gen_range(0.0..360.0), rng.gen_range(0.0..180.0), rng.gen_range(0.0..360.0)],
     }
 }
-

@@ -18,9 +18,9 @@ mod gradient_fd;
 mod gradient_steps;
 
 use gradient_fd::{all_params, check_rows, Curve, Summary};
+use num_complex::Complex64 as C64;
 use rand::{Rng, SeedableRng};
 use scatterlab_refl::cases::parse_cases;
-use num_complex::Complex64 as C64;
 use scatterlab_refl::dual::{Cx, Jet};
 use scatterlab_refl::gradient::recursion::{self, LayerInput};
 use scatterlab_refl::gradient::soa::SoaJet;
@@ -28,9 +28,10 @@ use scatterlab_refl::gradient::{apply_instrument, reflectivity_gradient, smeared
 use scatterlab_refl::{cpu, CurveRequest, Layer, ReflError, Resolution, SmearedRequest, Stack};
 
 fn seed() -> u64 {
-    std::env::var("SCATTERLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
-    })
+    std::env::var("SCATTERLAB_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1))
 }
 
 fn fixture_curves() -> Vec<Curve> {
@@ -78,10 +79,7 @@ fn random_curve(rng: &mut impl Rng, id: usize, n: usize) -> Curve {
 /// Prints the summary and holds the differences to be informative: at most 1 % of the
 /// comparisons may lean on the differences' own error estimate.
 fn report(label: &str, s: &Summary) {
-    eprintln!(
-        "{label}: {} comparisons, worst at {:.3} of its allowance ({}); {} limited by the differences' own error",
-        s.total, s.worst, s.place, s.limited
-    );
+    eprintln!("{label}: {} comparisons, worst at {:.3} of its allowance ({}); {} limited by the differences' own error", s.total, s.worst, s.place, s.limited);
     assert!(s.limited * 100 <= s.total, "{label}: {} of {} comparisons limited by the finite differences", s.limited, s.total);
 }
 
@@ -236,4 +234,3 @@ fn instrument_rows_are_appended() {
     assert_eq!(m.d_r_s, vec![vec![2.0, -4.0], vec![0.5, 0.25], vec![1.0, 1.0]]);
     assert_eq!(m.d_r_p, vec![vec![6.0, 8.0], vec![0.4, 0.2], vec![1.0, 1.0]]);
 }
-

@@ -9,8 +9,7 @@ use scatterlab_refl::grading::{depth_samples, graded_film, DepthProfile, GradedF
 use scatterlab_refl::{cpu, CurveRequest, Layer, ReflError, Stack};
 use serde_json::Value;
 
-const MATERIAL: OrientedMaterial =
-    OrientedMaterial { delta: 2.0e-3, beta: 1.1e-4, delta_birefringence: 6.0e-4, beta_birefringence: -1.5e-4 };
+const MATERIAL: OrientedMaterial = OrientedMaterial { delta: 2.0e-3, beta: 1.1e-4, delta_birefringence: 6.0e-4, beta_birefringence: -1.5e-4 };
 
 fn film(n: usize, density: DepthProfile, order: DepthProfile, sampling: Sampling) -> GradedFilm {
     GradedFilm { thickness: 200.0, roughness: 2.0, sublayers: n, material: MATERIAL, density, order, sampling }
@@ -36,12 +35,7 @@ fn linear_profile_endpoints_are_exact() {
     for (k, l) in centred.iter().enumerate() {
         let t = (k as f64 + 0.5) / 9.0;
         let (rho, s) = (0.8 + 0.3 * t, 0.9 - 1.2 * t);
-        let expected = [
-            rho * (2.0e-3 - s * 6.0e-4 / 3.0),
-            rho * (1.1e-4 + s * 1.5e-4 / 3.0),
-            rho * (2.0e-3 + 2.0 * s * 6.0e-4 / 3.0),
-            rho * (1.1e-4 - 2.0 * s * 1.5e-4 / 3.0),
-        ];
+        let expected = [rho * (2.0e-3 - s * 6.0e-4 / 3.0), rho * (1.1e-4 + s * 1.5e-4 / 3.0), rho * (2.0e-3 + 2.0 * s * 6.0e-4 / 3.0), rho * (1.1e-4 - 2.0 * s * 1.5e-4 / 3.0)];
         for (got, want) in constants(l).iter().zip(expected) {
             assert!((got - want).abs() <= 1e-14 * want.abs(), "sublayer {k}: {got} vs {want}");
         }
@@ -54,8 +48,7 @@ fn spline_matches_scipy_pchip_and_passes_through_knots() {
     let fractions: Vec<f64> = v["pchip_fractions"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
     let mut worst: f64 = 0.0;
     for set in v["pchip"].as_array().unwrap() {
-        let knots: Vec<(f64, f64)> =
-            set["knots"].as_array().unwrap().iter().map(|k| (k[0].as_f64().unwrap(), k[1].as_f64().unwrap())).collect();
+        let knots: Vec<(f64, f64)> = set["knots"].as_array().unwrap().iter().map(|k| (k[0].as_f64().unwrap(), k[1].as_f64().unwrap())).collect();
         let profile = DepthProfile::Spline { knots: knots.clone() };
         let got = profile.sample(&fractions, "spline").unwrap();
         for (g, want) in got.iter().zip(set["values"].as_array().unwrap()) {
@@ -106,10 +99,7 @@ fn thickness_roughness_and_convergence_in_sublayers() {
     };
     let reference = r(5120);
     let errors: Vec<f64> = [40, 80, 160, 320].iter().map(|&n| common::max_rel(&r(n), &reference).0).collect();
-    eprintln!(
-        "graded film, worst |ΔR_s|/R_s vs N = 5120 at N = 40, 80, 160, 320: {:?}",
-        errors.iter().map(|e| format!("{e:.2e}")).collect::<Vec<_>>()
-    );
+    eprintln!("graded film, worst |ΔR_s|/R_s vs N = 5120 at N = 40, 80, 160, 320: {:?}", errors.iter().map(|e| format!("{e:.2e}")).collect::<Vec<_>>());
     assert!(errors.windows(2).all(|w| w[1] < w[0] / 3.5) && errors[3] < 3e-5, "{errors:?}");
 }
 
@@ -150,10 +140,7 @@ fn bad_inputs_are_named() {
     assert_eq!(object(GradedFilm { density: linear(1.0, -0.5), ..base() }), "graded film density at sublayer 3");
     // β̄ = 1.1e-4, Δβ = −4e-4, S = 1: β_e = β̄ + (2/3)SΔβ = −1.6e-4 would be gain, refused.
     let strong = OrientedMaterial { beta_birefringence: -4.0e-4, ..MATERIAL };
-    assert_eq!(
-        object(GradedFilm { material: strong, order: DepthProfile::Constant(1.0), ..base() }),
-        "graded film absorption at sublayer 0"
-    );
+    assert_eq!(object(GradedFilm { material: strong, order: DepthProfile::Constant(1.0), ..base() }), "graded film absorption at sublayer 0");
     match depth_samples(&Stack { layers: vec![Layer::VACUUM, Layer::VACUUM] }, 1) {
         Err(ReflError::Input(e)) => assert_eq!(e.object, "depth profile points"),
         other => panic!("{other:?}"),

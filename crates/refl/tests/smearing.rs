@@ -45,7 +45,13 @@ fn reference_point(r: &[f64], q: f64, sigma: f64) -> f64 {
         let idx = start + k;
         let nu = idx as f64 * h;
         let value = r[idx.unsigned_abs() as usize];
-        let simpson = if k == 0 || k == intervals { 1.0 } else if k % 2 == 1 { 4.0 } else { 2.0 };
+        let simpson = if k == 0 || k == intervals {
+            1.0
+        } else if k % 2 == 1 {
+            4.0
+        } else {
+            2.0
+        };
         let z = (nu - q) / sigma;
         sum += simpson * value * (-0.5 * z * z).exp();
     }
@@ -65,9 +71,7 @@ fn check(name: &str, stack: &Stack, q: &[f64], resolution: &Resolution, r: &[f64
         Resolution::None => 0.0,
     };
     let reference: Vec<f64> = (0..q.len()).map(|i| reference_point(r, q[i], sigma(i))).collect();
-    let worst = |got: &[f64]| {
-        got.iter().zip(&reference).enumerate().map(|(i, (g, r))| (((g - r) / r).abs(), i)).fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a })
-    };
+    let worst = |got: &[f64]| got.iter().zip(&reference).enumerate().map(|(i, (g, r))| (((g - r) / r).abs(), i)).fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a });
     let converged = smeared(stack, q, resolution, Smearing::Converged);
     let (err, at) = worst(&converged);
     let (old, old_at) = worst(&smeared(stack, q, resolution, Smearing::Refnx17));

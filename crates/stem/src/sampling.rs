@@ -67,7 +67,13 @@ pub fn detector_sampling(cal: &Calibration, bf_radius_px: Option<f64>) -> Option
     .filter(|[r, c]| plausible(*r) && plausible(*c));
     if hinted {
         let [r, c] = cal.det_sampling_mrad.filter(|[r, c]| positive(*r) && positive(*c))?;
-        return Some(DetectorSampling { mrad_per_px: 0.5 * (r + c), source: SamplingSource::Given, rule: format!("given: {r} × {c} mrad/px (row × col)"), file_geometry_mrad_per_px: geometry, warning: None });
+        return Some(DetectorSampling {
+            mrad_per_px: 0.5 * (r + c),
+            source: SamplingSource::Given,
+            rule: format!("given: {r} × {c} mrad/px (row × col)"),
+            file_geometry_mrad_per_px: geometry,
+            warning: None,
+        });
     }
     let disc = match (cal.convergence_mrad, bf_radius_px) {
         (Some(a), Some(r)) if positive(a) && positive(r) => Some((a / r, format!("convergence semi-angle {a} mrad / BF disc radius {r:.4} px"))),

@@ -213,7 +213,11 @@ fn a_41_gb_virtual_acquisition_opens_and_reads_frames_in_bounded_heap() {
                 }
             }
             seen += 1;
-            if seen == 8 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+            if seen == 8 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
         };
         let opts = StreamOptions { mask: MaskPolicy::Keep, batch_frames: 0 };
         acq.stream(&opts, &mut on_batch, &mut |_: u64, _: u64| {}, &CancelToken::new()).unwrap()
@@ -283,10 +287,9 @@ fn chunked_open_heap_per_chunk() {
     // Fixed arrays are walked in slabs of 16,384 cells: the transient is one slab's walker entries
     // (~100 B each), whatever the chunk count. 17,000 cells = two slabs.
     let fa = concat!(env!("CARGO_MANIFEST_DIR"), "/../hdf5/tests/data/chunk_indexes_latest.h5");
-    for (file, bytes_of, path) in [
-        ("dev_small_latest_data_000001.h5", fixture("dev_small_latest_data_000001.h5"), data),
-        ("chunk_indexes_latest.h5", std::fs::read(fa).unwrap(), "/fa_paged"),
-    ] {
+    for (file, bytes_of, path) in
+        [("dev_small_latest_data_000001.h5", fixture("dev_small_latest_data_000001.h5"), data), ("chunk_indexes_latest.h5", std::fs::read(fa).unwrap(), "/fa_paged")]
+    {
         let (n, peak, retained) = open_heap(file, bytes_of, path);
         assert!(retained <= 16 * n + 4096, "{file}: {retained} B kept for {n} chunks");
         assert!(peak - retained < 4 << 20, "{file}: transient {} B", peak - retained);

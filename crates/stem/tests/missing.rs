@@ -46,7 +46,9 @@ fn check(acq: &Acquisition) {
     acq.read_frames_into(0, 200, Default::default(), &mut data, &mut bytes).unwrap();
     assert_eq!(data.len(), 200 * 4096);
     // Frame 200 (scan row 12, col 8) is in the missing file: the error names it.
-    for e in [acq.frame_at(200, &ReadOptions::default()).unwrap_err(), acq.frame(12, 8, &ReadOptions::default()).unwrap_err(), acq.frame(15, 15, &ReadOptions::default()).unwrap_err()] {
+    for e in
+        [acq.frame_at(200, &ReadOptions::default()).unwrap_err(), acq.frame(12, 8, &ReadOptions::default()).unwrap_err(), acq.frame(15, 15, &ReadOptions::default()).unwrap_err()]
+    {
         assert!(matches!(e, LoadError::MissingData { .. }), "{e:?}");
         let msg = e.to_string();
         assert!(msg.contains(MISSING) && msg.contains("dev_small_master.h5"), "{msg}");
@@ -56,10 +58,15 @@ fn check(acq: &Acquisition) {
     // The stream delivers the 200 present frames, then stops with the error.
     let mut delivered = 0;
     let e = acq
-        .stream(&StreamOptions::default(), &mut |b| {
-            delivered += b.n;
-            ControlFlow::Continue(())
-        }, &mut |_: u64, _: u64| {}, &CancelToken::new())
+        .stream(
+            &StreamOptions::default(),
+            &mut |b| {
+                delivered += b.n;
+                ControlFlow::Continue(())
+            },
+            &mut |_: u64, _: u64| {},
+            &CancelToken::new(),
+        )
         .unwrap_err();
     assert_eq!(delivered, 200);
     assert!(e.to_string().contains("frame 200 is in dev_small_data_000003.h5"), "{e}");

@@ -71,7 +71,10 @@ fn fixtures_match_the_cpu_twin_exactly() {
 #[test]
 fn random_frames_match_the_cpu_twin_exactly() {
     let Some(ctx) = gpu() else { return };
-    let seed = std::env::var("SCATTERLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
+    let seed = std::env::var("SCATTERLAB_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
     println!("seed {seed}");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     for (det, n, wide) in [([33, 47], 29, true), ([64, 64], 40, false), ([7, 5], 300, true)] {

@@ -26,7 +26,8 @@ fn dir() -> PathBuf {
 fn reference(prefix: &str, name: &str) -> Vec<f64> {
     let f = H5File::open_path(dir().join(format!("{prefix}_reference.h5"))).unwrap();
     let t = tree(&f, &TreeOptions { attrs: false, ..Default::default() });
-    let node = t.nodes.iter().find(|n| n.path.rsplit('/').next() == Some(name) && matches!(n.kind, NodeKind::Dataset(_))).unwrap_or_else(|| panic!("{prefix}_reference.h5 has no {name}"));
+    let node =
+        t.nodes.iter().find(|n| n.path.rsplit('/').next() == Some(name) && matches!(n.kind, NodeKind::Dataset(_))).unwrap_or_else(|| panic!("{prefix}_reference.h5 has no {name}"));
     dataset_numbers(&f, &node.path).unwrap()
 }
 

@@ -25,11 +25,8 @@ fn open(master: &str) -> Acquisition {
 fn reference(prefix: &str, name: &str) -> Vec<f64> {
     let f = H5File::open_path(dir().join(format!("{prefix}_reference.h5"))).unwrap();
     let t = tree(&f, &TreeOptions { attrs: false, ..Default::default() });
-    let node = t
-        .nodes
-        .iter()
-        .find(|n| n.path.rsplit('/').next() == Some(name) && matches!(n.kind, NodeKind::Dataset(_)))
-        .unwrap_or_else(|| panic!("{prefix}_reference.h5 has no {name}"));
+    let node =
+        t.nodes.iter().find(|n| n.path.rsplit('/').next() == Some(name) && matches!(n.kind, NodeKind::Dataset(_))).unwrap_or_else(|| panic!("{prefix}_reference.h5 has no {name}"));
     dataset_numbers(&f, &node.path).unwrap()
 }
 
@@ -165,10 +162,7 @@ fn metadata_of_dev_small() {
     // Mask: the params' dead and hot-masked pixels, nothing else.
     let mask = acq.mask().unwrap();
     let mut bad: Vec<usize> = mask.bad.iter().enumerate().filter(|(_, &b)| b).map(|(i, _)| i).collect();
-    let mut expected: Vec<usize> = ["dead", "hot_masked"]
-        .iter()
-        .flat_map(|k| params["bad_pixels"][k].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize))
-        .collect();
+    let mut expected: Vec<usize> = ["dead", "hot_masked"].iter().flat_map(|k| params["bad_pixels"][k].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize)).collect();
     bad.sort();
     expected.sort();
     assert_eq!(bad, expected);
@@ -207,24 +201,38 @@ fn frames_regions_stream_and_cancel_agree() {
     assert!(acq.region(15..17, 0..1, &raw).is_err(), "outside the scan");
     // Stream order: batches consecutive from 0, never crossing a data file.
     let mut firsts = Vec::new();
-    acq.stream(&StreamOptions { mask: MaskPolicy::Keep, batch_frames: 64 }, &mut |b| {
-        if b.first_frame == 101 || (b.first_frame <= 101 && 101 < b.first_frame + b.n as u64) {
-            let off = (101 - b.first_frame) as usize * px;
-            assert_eq!(b.data.to_u64()[off..off + px], f.data.to_u64()[..]);
-        }
-        firsts.push((b.first_frame, b.n));
-        ControlFlow::Continue(())
-    }, &mut |_: u64, _: u64| {}, &CancelToken::new())
+    acq.stream(
+        &StreamOptions { mask: MaskPolicy::Keep, batch_frames: 64 },
+        &mut |b| {
+            if b.first_frame == 101 || (b.first_frame <= 101 && 101 < b.first_frame + b.n as u64) {
+                let off = (101 - b.first_frame) as usize * px;
+                assert_eq!(b.data.to_u64()[off..off + px], f.data.to_u64()[..]);
+            }
+            firsts.push((b.first_frame, b.n));
+            ControlFlow::Continue(())
+        },
+        &mut |_: u64, _: u64| {},
+        &CancelToken::new(),
+    )
     .unwrap();
     assert_eq!(firsts, [(0, 64), (64, 36), (100, 64), (164, 36), (200, 56)]);
     // Cancel from inside the progress callback: the stream stops before the next batch.
     let cancel = CancelToken::new();
     let mut seen = 0;
     let c2 = cancel.clone();
-    let r = acq.stream(&StreamOptions { mask: MaskPolicy::Keep, batch_frames: 10 }, &mut |b| {
-        seen += b.n;
-        ControlFlow::Continue(())
-    }, &mut |d: u64, _: u64| if d >= 30 { c2.cancel() }, &cancel);
+    let r = acq.stream(
+        &StreamOptions { mask: MaskPolicy::Keep, batch_frames: 10 },
+        &mut |b| {
+            seen += b.n;
+            ControlFlow::Continue(())
+        },
+        &mut |d: u64, _: u64| {
+            if d >= 30 {
+                c2.cancel()
+            }
+        },
+        &cancel,
+    );
     assert!(matches!(r, Err(LoadError::Cancelled)), "{r:?}");
     assert_eq!(seen, 30);
     // Break from the consumer stops too.

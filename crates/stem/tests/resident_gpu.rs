@@ -33,7 +33,10 @@ fn slice(d: &PixelData, px: usize, range: std::ops::Range<usize>) -> PixelData {
 #[test]
 fn resident_detector_images_equal_the_cpu_twin() {
     let Some(ctx) = gpu() else { return };
-    let seed = std::env::var("SCATTERLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
+    let seed = std::env::var("SCATTERLAB_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
     println!("seed {seed}");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     for (det, n, wide) in [([21usize, 19usize], 150usize, false), ([16, 16], 97, true)] {

@@ -14,7 +14,9 @@ use scatterlab_core::CancelToken;
 use scatterlab_hdf5::values::dataset_numbers;
 use scatterlab_hdf5::H5File;
 use scatterlab_stem::load::{Acquisition, DirFileSet, Hints, MaskPolicy, StreamCursor};
-use scatterlab_stem::ssb::{fftfreq, mean_spectrum, scan_frequencies, ssb, Aberrations, BfPixels, BfStack, Fft2, FitOptions, Optics, PhaseVariance, Probe, SsbOptions, SsbProducts, Trial};
+use scatterlab_stem::ssb::{
+    fftfreq, mean_spectrum, scan_frequencies, ssb, Aberrations, BfPixels, BfStack, Fft2, FitOptions, Optics, PhaseVariance, Probe, SsbOptions, SsbProducts, Trial,
+};
 use serde_json::Value;
 
 fn dir() -> PathBuf {
@@ -89,7 +91,10 @@ fn fit(prefix: &str) -> (SsbProducts, f64) {
     let got = run(prefix, &options, &mut |done, total| calls.push((done, total, t0.elapsed().as_secs_f64())), &CancelToken::new()).unwrap();
     let wall = t0.elapsed().as_secs_f64();
     let r = got.record.fit.as_ref().unwrap();
-    println!("{prefix}: fitted {:?} (loss {:.6e}) in {wall:.2} s, {} evaluations {:?}, grid step {:.2} nm, {} threads", r.aberrations, r.loss, r.evaluations, r.levels, r.grid_step_nm, r.threads);
+    println!(
+        "{prefix}: fitted {:?} (loss {:.6e}) in {wall:.2} s, {} evaluations {:?}, grid step {:.2} nm, {} threads",
+        r.aberrations, r.loss, r.evaluations, r.levels, r.grid_step_nm, r.threads
+    );
     // Wall time at the end of the frame pass and of each level, from the progress calls (the
     // frame pass reports against the frame count first).
     let frames = calls.iter().rposition(|c| c.1 == calls[0].1).map_or(0, |i| i + 1);
@@ -193,18 +198,29 @@ fn bad_fit_options_are_typed_errors_and_cancel_stops() {
         assert_eq!(go(fo.clone()).as_deref(), Some(name), "{fo:?}");
     }
     // A NaN start is named by the driver's own check, before any data are read.
-    let e = run("dev_oddtail", &SsbOptions { fit: Some(d.clone()), aberrations: Aberrations { c10_nm: f64::NAN, ..Default::default() }, ..base.clone() }, &mut |_, _| {}, &CancelToken::new()).unwrap_err();
+    let e = run(
+        "dev_oddtail",
+        &SsbOptions { fit: Some(d.clone()), aberrations: Aberrations { c10_nm: f64::NAN, ..Default::default() }, ..base.clone() },
+        &mut |_, _| {},
+        &CancelToken::new(),
+    )
+    .unwrap_err();
     assert_eq!(e.object, "C10");
     // Cancelled during the fit (after the frames are read): a typed "cancelled", no result.
     let cancel = CancelToken::new();
     let mut seen = Vec::new();
-    let e = run("dev_small", &SsbOptions { fit: Some(d), ..geometry(&params("dev_small")) }, &mut |done, total| {
-        seen.push((done, total));
-        // The frame pass reports 256 of 256; the fit's first batch reports more than that planned.
-        if total > 256 {
-            cancel.cancel();
-        }
-    }, &cancel)
+    let e = run(
+        "dev_small",
+        &SsbOptions { fit: Some(d), ..geometry(&params("dev_small")) },
+        &mut |done, total| {
+            seen.push((done, total));
+            // The frame pass reports 256 of 256; the fit's first batch reports more than that planned.
+            if total > 256 {
+                cancel.cancel();
+            }
+        },
+        &cancel,
+    )
     .unwrap_err();
     assert!(e.problem.contains("cancelled"), "{e}");
     assert!(seen.iter().any(|&(_, t)| t > 256), "{seen:?}");

@@ -35,7 +35,10 @@ fn gpu() -> Option<scatterlab_gpu::GpuContext> {
 }
 
 fn seeded(what: &str) -> rand::rngs::StdRng {
-    let seed = std::env::var("SCATTERLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
+    let seed = std::env::var("SCATTERLAB_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
     println!("{what}: seed {seed} (SCATTERLAB_SEED={seed} replays)");
     rand::rngs::StdRng::seed_from_u64(seed)
 }
@@ -116,7 +119,13 @@ fn reconstruction_matches_the_cpu_twin_on_random_stacks() {
         let batched = pollster::block_on(SsbGpu::new(&ctx)).unwrap().with_max_buffer_bytes((7 * scan[0] * scan[1] * 8 * 4) as u64);
         let got_b: Vec<Complex64> = pollster::block_on(batched.reconstruct(&stack, &optics, &ab, step, theta, &cancel)).unwrap().iter().map(widen).collect();
         let (err_b, ac_b) = (relative_l2(got_b.iter().copied(), &want), relative_l2_ac(&got_b, &want));
-        println!("{scan:?}, {} BF pixels, C10 {:.2} nm, C12 {:.2} nm, φ12 {:.3}, θ {theta:.1}°: relative L2 {err:.3e} (mean removed {ac:.3e}), batched {err_b:.3e} ({ac_b:.3e})", stack.pixels.len(), ab.c10_nm, ab.c12_nm, ab.phi12_rad);
+        println!(
+            "{scan:?}, {} BF pixels, C10 {:.2} nm, C12 {:.2} nm, φ12 {:.3}, θ {theta:.1}°: relative L2 {err:.3e} (mean removed {ac:.3e}), batched {err_b:.3e} ({ac_b:.3e})",
+            stack.pixels.len(),
+            ab.c10_nm,
+            ab.c12_nm,
+            ab.phi12_rad
+        );
         worst = worst.max(err).max(err_b);
         worst_ac = worst_ac.max(ac).max(ac_b);
         assert!(err <= 2e-6 && err_b <= 2e-6, "{scan:?}: {err:e} / {err_b:e}");
@@ -154,14 +163,14 @@ fn params(prefix: &str) -> Value {
 fn true_options(p: &Value) -> SsbOptions {
     let s = &p["references"]["ssb"];
     SsbOptions {
-            center: Some([f(&s["center_row_col"][0]), f(&s["center_row_col"][1])]),
-            bf_radius: Some(f(&s["bf_radius_px"])),
-            rotation_deg: Some(f(&s["rotation_deg"])),
-            transposed: Some(s["detector_transposed"].as_bool().unwrap()),
-            aberrations: Aberrations { c10_nm: f(&s["C10_nm"]), c12_nm: f(&s["C12_nm"]), phi12_rad: f(&s["phi12_rad"]) },
-            dk_inv_a_per_px: Some(f(&p["detector_sampling_invA_per_px"])),
-            scan_step_a: Some(f(&p["step_A"])),
-            ..Default::default()
+        center: Some([f(&s["center_row_col"][0]), f(&s["center_row_col"][1])]),
+        bf_radius: Some(f(&s["bf_radius_px"])),
+        rotation_deg: Some(f(&s["rotation_deg"])),
+        transposed: Some(s["detector_transposed"].as_bool().unwrap()),
+        aberrations: Aberrations { c10_nm: f(&s["C10_nm"]), c12_nm: f(&s["C12_nm"]), phi12_rad: f(&s["phi12_rad"]) },
+        dk_inv_a_per_px: Some(f(&p["detector_sampling_invA_per_px"])),
+        scan_step_a: Some(f(&p["step_A"])),
+        ..Default::default()
     }
 }
 
@@ -226,7 +235,14 @@ fn batched_fit_losses_match_the_cpu_twin() {
         let optics = Optics { wavelength_a: rng.gen_range(0.0197..0.0418), k_alpha_inv_a: 7.0 * dk, dk_inv_a_per_px: dk };
         let step = rng.gen_range(0.3..1.5);
         let pv = PhaseVariance::new(&stack, &optics, step, stride, grid, 2, &cancel).unwrap();
-        let trials: Vec<Trial> = (0..9).map(|_| Trial { c10_nm: rng.gen_range(-50.0..50.0), c12a_nm: rng.gen_range(-20.0..20.0), c12b_nm: rng.gen_range(-20.0..20.0), rotation_deg: rng.gen_range(-180.0..180.0) }).collect();
+        let trials: Vec<Trial> = (0..9)
+            .map(|_| Trial {
+                c10_nm: rng.gen_range(-50.0..50.0),
+                c12a_nm: rng.gen_range(-20.0..20.0),
+                c12b_nm: rng.gen_range(-20.0..20.0),
+                rotation_deg: rng.gen_range(-180.0..180.0),
+            })
+            .collect();
         let want = pv.losses(&trials, &cancel).unwrap();
         let whole = pollster::block_on(SsbGpu::new(&ctx)).unwrap();
         // Chunks of 5 images: trials and pixels both split.
@@ -259,7 +275,13 @@ fn the_fit_on_gpu_losses_finds_no_defocus_on_dev_small() {
     let acq = Acquisition::open(&files, "dev_small_master.h5", &Hints::default()).unwrap();
     let got = pollster::block_on(ssb_gpu(&ctx, &acq, &files, &options, &mut |_, _| {}, &CancelToken::new())).unwrap();
     let fit = got.record.fit.as_ref().unwrap();
-    println!("dev_small fit on GPU losses: C10 {:.3} nm, C12 {:.3} nm, {} evaluations ({:?})", fit.aberrations.c10_nm, fit.aberrations.c12_nm, fit.evaluations, fit.levels.map(|l| l.evaluations));
+    println!(
+        "dev_small fit on GPU losses: C10 {:.3} nm, C12 {:.3} nm, {} evaluations ({:?})",
+        fit.aberrations.c10_nm,
+        fit.aberrations.c12_nm,
+        fit.evaluations,
+        fit.levels.map(|l| l.evaluations)
+    );
     assert!(fit.aberrations.c10_nm.abs() < 1.0, "{:?}", fit.aberrations);
 }
 
@@ -279,7 +301,17 @@ fn the_fit_on_gpu_losses_recovers_dev_medium() {
     let r = &got.record;
     let ab = r.aberrations;
     let fit = r.fit.as_ref().unwrap();
-    println!("dev_medium fit on GPU losses: C10 {:.3} nm, C12 {:.3} nm, φ12 {:.3} rad, loss {:.6}, {} evaluations ({:?}), {:.1} s; notes {:?}", ab.c10_nm, ab.c12_nm, ab.phi12_rad, fit.loss, fit.evaluations, fit.levels.map(|l| l.evaluations), t0.elapsed().as_secs_f64(), r.notes);
+    println!(
+        "dev_medium fit on GPU losses: C10 {:.3} nm, C12 {:.3} nm, φ12 {:.3} rad, loss {:.6}, {} evaluations ({:?}), {:.1} s; notes {:?}",
+        ab.c10_nm,
+        ab.c12_nm,
+        ab.phi12_rad,
+        fit.loss,
+        fit.evaluations,
+        fit.levels.map(|l| l.evaluations),
+        t0.elapsed().as_secs_f64(),
+        r.notes
+    );
     let err = relative_l2(got.object.iter().map(widen), &complex_dataset("dev_medium", "/ssb_object"));
     println!("dev_medium fitted object vs the reference (true aberrations): relative L2 {err:.3e}");
     assert!(r.fitted && r.notes.iter().any(|n| n.contains("fit losses evaluated on gpu")), "{:?}", r.notes);

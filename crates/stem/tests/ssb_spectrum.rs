@@ -12,7 +12,10 @@ use scatterlab_core::CancelToken;
 use scatterlab_stem::ssb::{grid_spectrum, mean_spectrum, scan_frequencies, Aberrations, BfPixels, BfStack, Optics, Probe};
 
 fn seeded(what: &str) -> rand::rngs::StdRng {
-    let seed = std::env::var("SCATTERLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
+    let seed = std::env::var("SCATTERLAB_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
     println!("{what}: seed {seed} (SCATTERLAB_SEED={seed} replays)");
     rand::rngs::StdRng::seed_from_u64(seed)
 }
@@ -51,7 +54,12 @@ fn grid_spectrum_equals_the_direct_sum() {
         let ac_max = want.iter().skip(1).map(|v| v.norm()).fold(0.0, f64::max);
         // A 1×1 scan has no AC frequency: only the DC term, compared by the L2 alone.
         let point = if scan[0] * scan[1] > 1 { got.iter().zip(&want).map(|(a, b)| (a - b).norm()).fold(0.0, f64::max) / ac_max } else { 0.0 };
-        println!("{scan:?}, {} BF pixels, C10 {:.2} nm, C12 {:.2} nm, θ {theta:.1}°: relative L2 {rel:.2e}, worst point {point:.2e} of the largest AC value", stack.pixels.len(), ab.c10_nm, ab.c12_nm);
+        println!(
+            "{scan:?}, {} BF pixels, C10 {:.2} nm, C12 {:.2} nm, θ {theta:.1}°: relative L2 {rel:.2e}, worst point {point:.2e} of the largest AC value",
+            stack.pixels.len(),
+            ab.c10_nm,
+            ab.c12_nm
+        );
         assert!(rel <= 1e-12, "{scan:?}: relative L2 {rel:e}");
         assert!(point <= 1e-12, "{scan:?}: worst point {point:e}");
         worst = (worst.0.max(rel), worst.1.max(point));

@@ -181,7 +181,13 @@ impl<H: FitHost> Reporter<'_, H> {
 /// pausing in between. `DeRun` seeds each generation from (seed, global generation) and applies
 /// the stop rule, so this is the trajectory of `scatterlab refl fit` and of the desktop app.
 /// A resumed state's own `converged` is ignored: resuming asks for more generations.
-async fn run_de<H: FitHost>(objective: &Objective<'_>, engine: Engine<'_>, options: &FitOptions, reporter: &mut Reporter<'_, H>, cancel: &CancelToken) -> Result<DeResult, ReflError> {
+async fn run_de<H: FitHost>(
+    objective: &Objective<'_>,
+    engine: Engine<'_>,
+    options: &FitOptions,
+    reporter: &mut Reporter<'_, H>,
+    cancel: &CancelToken,
+) -> Result<DeResult, ReflError> {
     let de_options = DeOptions { popsize: options.popsize, max_generations: options.max_generations, seed: options.seed, ..Default::default() };
     let mut run = DeRun::start(objective, engine, &de_options, options.resume.as_ref()).await?;
     let target = run.state().generations + options.max_generations;
@@ -256,7 +262,15 @@ pub async fn run_fit<H: FitHost>(text: &str, options: &FitOptions, engine: Engin
 
 /// The sampler from the LM optimum in `out`; on success `out` takes the medians and half-widths.
 /// A cancel before the end of burn-in keeps the LM result.
-async fn sample<H: FitHost>(objective: &Objective<'_>, engine: Engine<'_>, options: &FitOptions, reporter: &mut Reporter<'_, H>, cancel: &CancelToken, lm_stderr: &[f64], out: &mut FitOutcome) -> Result<(), ReflError> {
+async fn sample<H: FitHost>(
+    objective: &Objective<'_>,
+    engine: Engine<'_>,
+    options: &FitOptions,
+    reporter: &mut Reporter<'_, H>,
+    cancel: &CancelToken,
+    lm_stderr: &[f64],
+    out: &mut FitOutcome,
+) -> Result<(), ReflError> {
     let mcmc_options = McmcOptions { steps: options.steps, burn: options.steps / 4, seed: options.seed, ..Default::default() };
     let offset = out.evaluations;
     // One step per call, pausing in between (the host yields every ~20 ms), like DE's generations.

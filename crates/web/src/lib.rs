@@ -77,9 +77,7 @@ impl Session {
             DeviceKind::Cpu => Backend::Cpu,
             DeviceKind::Gpu => {
                 check_webgpu_present()?;
-                let ctx = scatterlab_gpu::GpuContext::new(&scatterlab_gpu::GpuOptions::default())
-                    .await
-                    .map_err(|e| format!("device \"gpu\": {e}"))?;
+                let ctx = scatterlab_gpu::GpuContext::new(&scatterlab_gpu::GpuOptions::default()).await.map_err(|e| format!("device \"gpu\": {e}"))?;
                 let pipeline = ParrattGpu::new(&ctx).await.map_err(|e| format!("device \"gpu\": {e}"))?;
                 Backend::Gpu(Box::new(pipeline))
             }
@@ -140,11 +138,7 @@ pub fn parse_device(device: &str) -> Result<DeviceKind, String> {
 fn check_webgpu_present() -> Result<(), String> {
     let global = js_sys::global();
     let navigator = js_sys::Reflect::get(&global, &JsValue::from_str("navigator")).unwrap_or(JsValue::UNDEFINED);
-    let gpu = if navigator.is_object() {
-        js_sys::Reflect::get(&navigator, &JsValue::from_str("gpu")).unwrap_or(JsValue::UNDEFINED)
-    } else {
-        JsValue::UNDEFINED
-    };
+    let gpu = if navigator.is_object() { js_sys::Reflect::get(&navigator, &JsValue::from_str("gpu")).unwrap_or(JsValue::UNDEFINED) } else { JsValue::UNDEFINED };
     if gpu.is_undefined() || gpu.is_null() {
         return Err("device \"gpu\": WebGPU is not available here (navigator.gpu is undefined); \
                     use a WebGPU-enabled browser on a secure origin (https or 127.0.0.1), or device \"cpu\""
@@ -171,9 +165,7 @@ pub struct Scatterlab {
 impl Scatterlab {
     /// Opens a handle on `"cpu"` (f64) or `"gpu"` (WebGPU, f32). Rejects with an `Error` that
     /// says why when the device cannot be had (for example no WebGPU adapter); never falls back.
-    pub async fn create(
-        #[wasm_bindgen(unchecked_param_type = "ScatterlabDevice")] device: String,
-    ) -> Result<Scatterlab, JsError> {
+    pub async fn create(#[wasm_bindgen(unchecked_param_type = "ScatterlabDevice")] device: String) -> Result<Scatterlab, JsError> {
         install_panic_hook();
         let kind = parse_device(&device).map_err(|e| JsError::new(&e))?;
         let session = Session::new(kind).await.map_err(|e| JsError::new(&e))?;

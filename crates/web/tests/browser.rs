@@ -45,11 +45,7 @@ async fn gpu_session() -> Session {
 /// floor, and its index.
 fn max_rel(got: &[f64], want: &[f64], tol: f64, floor: f64) -> (f64, usize) {
     assert_eq!(got.len(), want.len());
-    got.iter()
-        .zip(want)
-        .enumerate()
-        .map(|(i, (g, w))| ((g - w).abs() / (w.abs() + floor / tol), i))
-        .fold((0.0, 0), |m, v| if v.0 > m.0 || v.0.is_nan() { v } else { m })
+    got.iter().zip(want).enumerate().map(|(i, (g, w))| ((g - w).abs() / (w.abs() + floor / tol), i)).fold((0.0, 0), |m, v| if v.0 > m.0 || v.0.is_nan() { v } else { m })
 }
 
 /// Compares R_s and R_p: |got − want| ≤ tol·|want| + floor. Returns the worst deviation (relative,
@@ -104,14 +100,7 @@ fn random_curve(rng: &mut Rng) -> (f64, Vec<f64>, Stack) {
         let delta_o = rng.log_range(delta_range.0, delta_range.1);
         let beta_o = delta_o * rng.log_range(0.01, 0.5);
         let (delta_e, beta_e) = if rng.unit() < 0.5 { (delta_o, beta_o) } else { (delta_o * rng.range(0.7, 1.3), beta_o * rng.range(0.7, 1.3)) };
-        layers.push(Layer {
-            thickness: if substrate { 0.0 } else { rng.range(10.0, 400.0) },
-            roughness: rng.range(0.0, 8.0),
-            delta_o,
-            beta_o,
-            delta_e,
-            beta_e,
-        });
+        layers.push(Layer { thickness: if substrate { 0.0 } else { rng.range(10.0, 400.0) }, roughness: rng.range(0.0, 8.0), delta_o, beta_o, delta_e, beta_e });
     }
     let n_q = 50 + (rng.next_u64() % 150) as usize;
     let q_max = q_frac_max * 2.0 * k0;

@@ -124,7 +124,12 @@ async fn the_film_fit_follows_the_native_trajectory() {
     let lab = Scatterlab::create("cpu".into()).await.map_err(error_message).unwrap();
     for (seed, generations, evaluations, chi2) in FILM_NATIVE {
         let r = lab.fit(FILM.into(), options(&format!(r#"{{"method": "de", "seed": {seed}}}"#)), None, None).await.map_err(error_message).unwrap();
-        console_log!("wasm film seed {seed}: {} generations, {} evaluations, χ² {} (native {generations}, {evaluations}, {chi2})", num(&r, "generations"), num(&r, "evaluations"), num(&r, "chi2"));
+        console_log!(
+            "wasm film seed {seed}: {} generations, {} evaluations, χ² {} (native {generations}, {evaluations}, {chi2})",
+            num(&r, "generations"),
+            num(&r, "evaluations"),
+            num(&r, "chi2")
+        );
         assert_eq!((num(&r, "generations"), num(&r, "evaluations"), get(&r, "converged").as_bool()), (generations, evaluations, Some(true)), "seed {seed}");
         assert_eq!(num(&r, "chi2").to_bits(), chi2.to_bits(), "seed {seed}: χ² {} vs native {chi2}", num(&r, "chi2"));
     }
@@ -145,7 +150,11 @@ async fn an_abort_from_a_timer_stops_the_fit_and_its_state_resumes() {
     set_timeout(&Closure::once_into_js(move || Reflect::set(&target, &"aborted".into(), &true.into()).unwrap()), 300);
     let (callback, reports) = recorder(false);
     let t0 = js_sys::Date::now();
-    let cut = lab.fit(TASK.into(), options(r#"{"seed": 2, "maxGenerations": 100000, "popsize": 5}"#), Some(callback.as_ref().unchecked_ref::<Function>().clone()), Some(signal)).await.map_err(error_message).unwrap();
+    let cut = lab
+        .fit(TASK.into(), options(r#"{"seed": 2, "maxGenerations": 100000, "popsize": 5}"#), Some(callback.as_ref().unchecked_ref::<Function>().clone()), Some(signal))
+        .await
+        .map_err(error_message)
+        .unwrap();
     let (ms, generations) = (js_sys::Date::now() - t0, num(&cut, "generations"));
     console_log!("abort after 300 ms: stopped after {ms:.0} ms at generation {generations}, χ² {:.1}", num(&cut, "chi2"));
     assert_eq!(get(&cut, "cancelled").as_bool(), Some(true));
@@ -184,7 +193,11 @@ async fn bad_options_and_a_throwing_callback_reject_by_name() {
     let e = error_message(lab.fit("{\"version\": 1}".into(), None, None, None).await.expect_err("empty model"));
     console_log!("bad model -> {e}");
     let throwing = Closure::<dyn FnMut(JsValue) -> Result<(), JsValue>>::new(|_| Err(js_sys::Error::new("boom").into()));
-    let e = error_message(lab.fit(TASK.into(), options(r#"{"maxGenerations": 50, "popsize": 5}"#), Some(throwing.as_ref().unchecked_ref::<Function>().clone()), None).await.expect_err("throwing callback"));
+    let e = error_message(
+        lab.fit(TASK.into(), options(r#"{"maxGenerations": 50, "popsize": 5}"#), Some(throwing.as_ref().unchecked_ref::<Function>().clone()), None)
+            .await
+            .expect_err("throwing callback"),
+    );
     assert_eq!(e, "fit: onProgress threw: boom");
     // Still usable afterwards.
     let ok = lab.fit(TASK.into(), options(r#"{"method": "lm"}"#), None, None).await.map_err(error_message).unwrap();

@@ -27,12 +27,8 @@ macro_rules! fixture {
 }
 
 /// `dev_small` as the user would pick it: the master and its three data files.
-const DEV_SMALL: [(&str, &[u8]); 4] = [
-    fixture!("dev_small_master.h5"),
-    fixture!("dev_small_data_000001.h5"),
-    fixture!("dev_small_data_000002.h5"),
-    fixture!("dev_small_data_000003.h5"),
-];
+const DEV_SMALL: [(&str, &[u8]); 4] =
+    [fixture!("dev_small_master.h5"), fixture!("dev_small_data_000001.h5"), fixture!("dev_small_data_000002.h5"), fixture!("dev_small_data_000003.h5")];
 const PARAMS: &str = include_str!("../../../../shared/fixtures/stem/dev_small_params.json");
 const REFERENCE: &[u8] = include_bytes!("../../../../shared/fixtures/stem/dev_small_reference.h5");
 

@@ -123,7 +123,14 @@ fn cancel_stops_with_a_state_that_resumes_and_polishes() {
     println!("LM from the cancelled state: χ² {:.1} → {:.3}", state.chi2, polished.chi2);
     assert!(polished.chi2 < state.chi2 && polished.state.is_none() && !polished.cancelled);
     // The returned model carries the fitted values: an LM run from it starts where this one ended.
-    let again = ready(run_fit(&polished.model_json, &FitOptions { method: FitMethod::Lm, ..Default::default() }, Engine::Cpu, &mut TestHost::new(&CancelToken::new(), None), &CancelToken::new())).unwrap();
+    let again = ready(run_fit(
+        &polished.model_json,
+        &FitOptions { method: FitMethod::Lm, ..Default::default() },
+        Engine::Cpu,
+        &mut TestHost::new(&CancelToken::new(), None),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert!(again.chi2 <= polished.chi2 * (1.0 + 1e-9), "{} vs {}", again.chi2, polished.chi2);
 }
 
@@ -195,7 +202,10 @@ fn the_worker_follows_the_cli_trajectory() {
         let de = ready(fit::differential_evolution(&objective, Engine::Cpu, &DeOptions { seed, ..Default::default() }, None, &mut |_| {}, &cancel)).unwrap();
         let lm = fit::levenberg_marquardt(&objective, &de.x, &LmOptions::default(), &mut |_| {}, &cancel).unwrap();
         let (x, chi2) = if lm.chi2 <= de.chi2 { (&lm.x, lm.chi2) } else { (&de.x, de.chi2) };
-        println!("seed {seed}: worker {} generations, {} evaluations, χ² {}; CLI pipeline {} generations, {} + {} evaluations, χ² {chi2}", out.generations, out.evaluations, out.chi2, de.generations, de.evaluations, lm.evaluations);
+        println!(
+            "seed {seed}: worker {} generations, {} evaluations, χ² {}; CLI pipeline {} generations, {} + {} evaluations, χ² {chi2}",
+            out.generations, out.evaluations, out.chi2, de.generations, de.evaluations, lm.evaluations
+        );
         assert!(de.converged && out.converged, "seed {seed}: converged");
         assert_eq!((out.generations, out.state.as_ref()), (de.generations, Some(&de)), "seed {seed}: DE state");
         assert_eq!(out.evaluations, de.evaluations + lm.evaluations, "seed {seed}: evaluations");

@@ -28,18 +28,10 @@ macro_rules! fixture {
     };
 }
 
-const SMALL: [(&str, &[u8]); 4] = [
-    fixture!("dev_small_master.h5"),
-    fixture!("dev_small_data_000001.h5"),
-    fixture!("dev_small_data_000002.h5"),
-    fixture!("dev_small_data_000003.h5"),
-];
-const ODDTAIL: [(&str, &[u8]); 4] = [
-    fixture!("dev_oddtail_master.h5"),
-    fixture!("dev_oddtail_data_000001.h5"),
-    fixture!("dev_oddtail_data_000002.h5"),
-    fixture!("dev_oddtail_data_000003.h5"),
-];
+const SMALL: [(&str, &[u8]); 4] =
+    [fixture!("dev_small_master.h5"), fixture!("dev_small_data_000001.h5"), fixture!("dev_small_data_000002.h5"), fixture!("dev_small_data_000003.h5")];
+const ODDTAIL: [(&str, &[u8]); 4] =
+    [fixture!("dev_oddtail_master.h5"), fixture!("dev_oddtail_data_000001.h5"), fixture!("dev_oddtail_data_000002.h5"), fixture!("dev_oddtail_data_000003.h5")];
 const SMALL_REF: &[u8] = include_bytes!("../../../../shared/fixtures/stem/dev_small_reference.h5");
 const ODDTAIL_REF: &[u8] = include_bytes!("../../../../shared/fixtures/stem/dev_oddtail_reference.h5");
 

@@ -35,10 +35,7 @@ pub fn pick_texts(accept: &str, multiple: bool, repaint: egui::Context) -> Resul
         wasm_bindgen_futures::spawn_local(async move {
             let mut out = Vec::with_capacity(files.len());
             for file in files {
-                let text = JsFuture::from(file.text())
-                    .await
-                    .map_err(crate::refl_fit::web_io::js_error)
-                    .and_then(|v| v.as_string().ok_or_else(|| "not text".to_owned()));
+                let text = JsFuture::from(file.text()).await.map_err(crate::refl_fit::web_io::js_error).and_then(|v| v.as_string().ok_or_else(|| "not text".to_owned()));
                 out.push((file.name(), text));
             }
             let _ = tx.send(out);

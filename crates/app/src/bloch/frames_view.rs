@@ -45,12 +45,15 @@ pub fn ui(state: &mut RefineState, ui: &mut egui::Ui) {
     let points: Vec<[f64; 2]> = rows.iter().map(|r| [axis(r.observed), axis(r.calculated)]).collect();
     let (lo, hi) = points.iter().flatten().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
     ui.columns(2, |cols| {
-        Plot::new("bloch frame obs calc").height(220.0).x_axis_label(if log { "log10 I_obs" } else { "I_obs" }).y_axis_label(if log { "log10 I_calc" } else { "I_calc" }).show(&mut cols[0], |p| {
-            if lo.is_finite() && hi.is_finite() {
-                p.line(Line::new("y = x", PlotPoints::from(vec![[lo, lo], [hi, hi]])));
-            }
-            p.points(Points::new("reflections", PlotPoints::from(points)).radius(2.5));
-        });
+        Plot::new("bloch frame obs calc").height(220.0).x_axis_label(if log { "log10 I_obs" } else { "I_obs" }).y_axis_label(if log { "log10 I_calc" } else { "I_calc" }).show(
+            &mut cols[0],
+            |p| {
+                if lo.is_finite() && hi.is_finite() {
+                    p.line(Line::new("y = x", PlotPoints::from(vec![[lo, lo], [hi, hi]])));
+                }
+                p.points(Points::new("reflections", PlotPoints::from(points)).radius(2.5));
+            },
+        );
         egui::ScrollArea::vertical().id_salt("bloch frame rows").max_height(220.0).show(&mut cols[1], |ui| {
             egui::Grid::new("bloch frame grid").striped(true).show(ui, |ui| {
                 for h in ["h k l", "I_obs", "σ", "I_calc", "Δ/σ"] {

@@ -14,16 +14,16 @@ pub mod pattern;
 pub mod refine;
 pub mod refine_outputs;
 pub mod refine_view;
-pub mod rocking;
-pub mod rocking_view;
 #[cfg(target_arch = "wasm32")]
 mod refine_worker;
+pub mod rocking;
+pub mod rocking_view;
 pub mod script;
 pub mod simulate;
 pub mod simulate_run;
+pub mod simulate_view;
 #[cfg(target_arch = "wasm32")]
 mod simulate_worker;
-pub mod simulate_view;
 
 pub use crystal::CrystalState;
 pub use refine::RefineState;

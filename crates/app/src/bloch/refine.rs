@@ -76,7 +76,25 @@ pub struct RefineState {
 
 impl Default for RefineState {
     fn default() -> Self {
-        Self { path: String::new(), name: None, warnings: Vec::new(), history: Vec::new(), outputs: None, error: None, steps_per_run: LmOptions::default().max_iterations, optimizer: Optimizer::Lm, frame: None, frames_log: false, export_dir: ".".to_owned(), message: None, experiment: None, texts: None, refiner: None, run: None, incoming: None }
+        Self {
+            path: String::new(),
+            name: None,
+            warnings: Vec::new(),
+            history: Vec::new(),
+            outputs: None,
+            error: None,
+            steps_per_run: LmOptions::default().max_iterations,
+            optimizer: Optimizer::Lm,
+            frame: None,
+            frames_log: false,
+            export_dir: ".".to_owned(),
+            message: None,
+            experiment: None,
+            texts: None,
+            refiner: None,
+            run: None,
+            incoming: None,
+        }
     }
 }
 

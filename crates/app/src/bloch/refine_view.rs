@@ -47,7 +47,15 @@ pub fn ui(state: &mut RefineState, ui: &mut egui::Ui) {
     });
     if let Some(o) = &state.outputs {
         let r = &o.result;
-        ui.label(format!("wR2 {:.5} (start {:.5}) · R_obs {:.5} · {} iterations · stop: {}{}", r.wr2, r.start.wr2, r.r_obs, r.iterations, r.stop, if o.cancelled { " (cancelled)" } else { "" }));
+        ui.label(format!(
+            "wR2 {:.5} (start {:.5}) · R_obs {:.5} · {} iterations · stop: {}{}",
+            r.wr2,
+            r.start.wr2,
+            r.r_obs,
+            r.iterations,
+            r.stop,
+            if o.cancelled { " (cancelled)" } else { "" }
+        ));
         exports(state, ui);
     }
     ui.columns(2, |cols| {
@@ -73,7 +81,11 @@ fn optimizer(state: &mut RefineState, ui: &mut egui::Ui) {
 fn open_row(state: &mut RefineState, ui: &mut egui::Ui) {
     ui.horizontal(|ui| {
         if cfg!(target_arch = "wasm32") {
-            if ui.add_enabled(!state.is_running(), egui::Button::new("Open experiment files…")).on_hover_text("pick experiment.yaml, its .cif_pets and the start CIF together").clicked() {
+            if ui
+                .add_enabled(!state.is_running(), egui::Button::new("Open experiment files…"))
+                .on_hover_text("pick experiment.yaml, its .cif_pets and the start CIF together")
+                .clicked()
+            {
                 match super::files::pick_texts(".yaml,.yml,.cif,.cif_pets", true, ui.ctx().clone()) {
                     Ok(rx) => state.incoming = Some(rx),
                     Err(e) => state.error = Some(e),

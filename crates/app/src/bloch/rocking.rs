@@ -179,7 +179,16 @@ async fn one_tilt(name: &str, cif: &str, crystal: &Crystal, inputs: &SimInputs, 
 }
 
 #[allow(clippy::too_many_arguments)]
-async fn run(name: String, cif: String, crystal: Crystal, inputs: SimInputs, sweep: TiltSweep, gpu: Option<scatterlab_gpu::GpuContext>, progress: SweepProgress, cancel: CancelToken) -> Result<RockingResult, String> {
+async fn run(
+    name: String,
+    cif: String,
+    crystal: Crystal,
+    inputs: SimInputs,
+    sweep: TiltSweep,
+    gpu: Option<scatterlab_gpu::GpuContext>,
+    progress: SweepProgress,
+    cancel: CancelToken,
+) -> Result<RockingResult, String> {
     let start = web_time::Instant::now();
     let thicknesses = super::simulate::parse_thicknesses(&inputs.thicknesses)?;
     let mut series = TiltSeries::new(thicknesses.len());

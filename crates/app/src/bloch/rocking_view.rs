@@ -58,7 +58,14 @@ pub fn curves(state: &mut SimulateState, ui: &mut egui::Ui) {
     let last = result.thicknesses.len().saturating_sub(1);
     r.thickness_index = r.thickness_index.min(last);
     let device = if result.device == crate::Device::Gpu { "GPU f32" } else { "CPU f64" };
-    ui.label(format!("{} · {} tilts · {} beams · {device} · {:.2} s{}", result.id, result.series.len(), result.series.n_beams(), result.seconds, if result.cancelled { " (cancelled)" } else { "" }));
+    ui.label(format!(
+        "{} · {} tilts · {} beams · {device} · {:.2} s{}",
+        result.id,
+        result.series.len(),
+        result.series.n_beams(),
+        result.seconds,
+        if result.cancelled { " (cancelled)" } else { "" }
+    ));
     ui.horizontal(|ui| {
         let t = result.thicknesses.get(r.thickness_index).copied().unwrap_or(f64::NAN);
         ui.add_enabled(last > 0, egui::Slider::new(&mut r.thickness_index, 0..=last).show_value(false).text("thickness"));

@@ -45,7 +45,18 @@ pub struct SimInputs {
 
 impl Default for SimInputs {
     fn default() -> Self {
-        Self { kv: 200.0, zone: [0, 0, 1], reference: None, tilt_deg: [0.0, 0.0], thicknesses: "100, 200, 300, 400, 500".to_owned(), g_max: DEFAULT_G_MAX, sg_max: DEFAULT_SG_MAX, solver: Solver::Eigen, euler_deg: None, device: Device::Cpu }
+        Self {
+            kv: 200.0,
+            zone: [0, 0, 1],
+            reference: None,
+            tilt_deg: [0.0, 0.0],
+            thicknesses: "100, 200, 300, 400, 500".to_owned(),
+            g_max: DEFAULT_G_MAX,
+            sg_max: DEFAULT_SG_MAX,
+            solver: Solver::Eigen,
+            euler_deg: None,
+            device: Device::Cpu,
+        }
     }
 }
 
@@ -72,7 +83,16 @@ pub fn series(from: f64, to: f64, n: usize) -> String {
 impl SimInputs {
     /// The library's case description (the CLI's flags, as numbers).
     pub fn zone_case(&self) -> Result<ZoneCase, String> {
-        Ok(ZoneCase { kv: self.kv, zone: self.zone, reference: self.reference, tilt_deg: self.tilt_deg, thicknesses_a: parse_thicknesses(&self.thicknesses)?, g_max: self.g_max, sg_max: self.sg_max, absorption: false })
+        Ok(ZoneCase {
+            kv: self.kv,
+            zone: self.zone,
+            reference: self.reference,
+            tilt_deg: self.tilt_deg,
+            thicknesses_a: parse_thicknesses(&self.thicknesses)?,
+            g_max: self.g_max,
+            sg_max: self.sg_max,
+            absorption: false,
+        })
     }
 }
 
@@ -148,7 +168,20 @@ pub struct SimulateState {
 
 impl Default for SimulateState {
     fn default() -> Self {
-        Self { inputs: SimInputs::default(), result: None, error: None, thickness_index: 0, log: false, series: (50.0, 1000.0, 20), export_dir: ".".to_owned(), message: None, gpu: None, rocking: Default::default(), show_rocking: false, job: None }
+        Self {
+            inputs: SimInputs::default(),
+            result: None,
+            error: None,
+            thickness_index: 0,
+            log: false,
+            series: (50.0, 1000.0, 20),
+            export_dir: ".".to_owned(),
+            message: None,
+            gpu: None,
+            rocking: Default::default(),
+            show_rocking: false,
+            job: None,
+        }
     }
 }
 

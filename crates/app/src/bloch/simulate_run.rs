@@ -46,7 +46,16 @@ pub fn run_cpu(name: &str, cif: &str, crystal: &Crystal, inputs: &SimInputs) -> 
     let method = Method { solver: inputs.solver, conventions: Conventions::DiffBloch };
     let (hkl, intensities) = case.run_within(crystal, method, &Limits::default()).map_err(|e| e.to_string())?;
     let g_xy = spot_positions(&file, crystal, &hkl)?;
-    Ok(SimResult { id: case.id.clone(), hkl, thicknesses: case.thicknesses_a.clone(), intensities, g_xy, solver: inputs.solver, device: Device::Cpu, seconds: start.elapsed().as_secs_f64() })
+    Ok(SimResult {
+        id: case.id.clone(),
+        hkl,
+        thicknesses: case.thicknesses_a.clone(),
+        intensities,
+        g_xy,
+        solver: inputs.solver,
+        device: Device::Cpu,
+        seconds: start.elapsed().as_secs_f64(),
+    })
 }
 
 /// Runs `inputs`' case on `gpu` (f32 WGSL; the Taylor propagator whatever the solver).

@@ -73,15 +73,19 @@ fn inputs(state: &mut SimulateState, crystal: &CrystalState, ui: &mut egui::Ui) 
         ui.end_row();
         if let Some(euler) = &mut i.euler_deg {
             ui.label("φ, θ, ψ (°)");
-            ui.horizontal(|ui| euler.iter_mut().for_each(|v| {
-                ui.add(egui::DragValue::new(v).speed(0.1).range(-360.0..=360.0).max_decimals(4));
-            }));
+            ui.horizontal(|ui| {
+                euler.iter_mut().for_each(|v| {
+                    ui.add(egui::DragValue::new(v).speed(0.1).range(-360.0..=360.0).max_decimals(4));
+                })
+            });
             ui.end_row();
         } else {
             ui.label("zone axis [uvw]");
-            ui.horizontal(|ui| i.zone.iter_mut().for_each(|v| {
-                ui.add(egui::DragValue::new(v).range(-20..=20));
-            }));
+            ui.horizontal(|ui| {
+                i.zone.iter_mut().for_each(|v| {
+                    ui.add(egui::DragValue::new(v).range(-20..=20));
+                })
+            });
             ui.end_row();
         }
         ui.label("reference (hkl) → +x");
@@ -101,9 +105,11 @@ fn inputs(state: &mut SimulateState, crystal: &CrystalState, ui: &mut egui::Ui) 
         });
         ui.end_row();
         ui.label("tilt x, y (°)");
-        ui.horizontal(|ui| i.tilt_deg.iter_mut().for_each(|v| {
-            ui.add(egui::DragValue::new(v).speed(0.01).range(-90.0..=90.0).max_decimals(4));
-        }));
+        ui.horizontal(|ui| {
+            i.tilt_deg.iter_mut().for_each(|v| {
+                ui.add(egui::DragValue::new(v).speed(0.01).range(-90.0..=90.0).max_decimals(4));
+            })
+        });
         ui.end_row();
         ui.label("thicknesses (Å)");
         ui.text_edit_singleline(&mut i.thicknesses);
@@ -125,7 +131,11 @@ fn inputs(state: &mut SimulateState, crystal: &CrystalState, ui: &mut egui::Ui) 
         let gpu = cfg!(target_arch = "wasm32") || state.gpu.is_some();
         ui.horizontal(|ui| {
             ui.selectable_value(&mut i.device, crate::Device::Cpu, "CPU f64");
-            ui.add_enabled_ui(gpu, |ui| ui.selectable_value(&mut i.device, crate::Device::Gpu, "GPU f32").on_hover_text("WGSL, Taylor propagator, whatever the solver").on_disabled_hover_text("this app has no GPU device"));
+            ui.add_enabled_ui(gpu, |ui| {
+                ui.selectable_value(&mut i.device, crate::Device::Gpu, "GPU f32")
+                    .on_hover_text("WGSL, Taylor propagator, whatever the solver")
+                    .on_disabled_hover_text("this app has no GPU device")
+            });
         });
         ui.end_row();
     });

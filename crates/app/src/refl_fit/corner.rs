@@ -24,84 +24,52 @@ pub fn pair_points(mcmc: &McmcSummary, i: usize, j: usize) -> Vec<[f64; 2]> {
 
 /// Draws the corner plot of `names` (the result's free parameters) in the available width.
 pub fn show(ui: &mut egui::Ui, names: &[String], mcmc: &McmcSummary) {
-    ui.strong(format!(
-        "MCMC posterior (acceptance {:.2}; median and 68 % interval marked): corner plot",
-        mcmc.acceptance_fraction
-    ));
+    ui.strong(format!("MCMC posterior (acceptance {:.2}; median and 68 % interval marked): corner plot", mcmc.acceptance_fraction));
     let n = names.len().min(mcmc.samples.len());
     if n == 0 {
         return;
     }
     let cell = ((ui.available_width() - 20.0) / n as f32).clamp(60.0, 180.0);
-    egui::Grid::new("refl_fit_corner")
-        .spacing(egui::vec2(2.0, 2.0))
-        .num_columns(n)
-        .show(ui, |ui| {
-            for i in 0..n {
-                for j in 0..n {
-                    if j > i {
-                        ui.allocate_space(egui::vec2(cell, cell));
-                        continue;
-                    }
-                    let plot = Plot::new(("refl_fit_corner", i, j))
-                        .width(cell)
-                        .height(cell)
-                        .show_axes([i + 1 == n, false])
-                        .show_grid(false)
-                        .allow_scroll(false)
-                        .allow_drag(false)
-                        .allow_zoom(false)
-                        .show_x(false)
-                        .show_y(false);
-                    let response = if i == j {
-                        diagonal(ui, plot, &names[i], mcmc, i)
-                    } else {
-                        plot.show(ui, |plot_ui| {
-                            plot_ui.points(
-                                Points::new(
-                                    format!("{} vs {}", names[i], names[j]),
-                                    PlotPoints::from(pair_points(mcmc, i, j)),
-                                )
-                                .radius(1.0)
-                                .color(color(0).gamma_multiply(0.5)),
-                            );
-                        })
-                        .response
-                    };
-                    // Names on the hover and for tests: the panel's parameter(s).
-                    let name = if i == j {
-                        format!("corner {}", names[i])
-                    } else {
-                        format!("corner {} vs {}", names[i], names[j])
-                    };
-                    response.on_hover_text(name.as_str()).accessible_name(name);
+    egui::Grid::new("refl_fit_corner").spacing(egui::vec2(2.0, 2.0)).num_columns(n).show(ui, |ui| {
+        for i in 0..n {
+            for j in 0..n {
+                if j > i {
+                    ui.allocate_space(egui::vec2(cell, cell));
+                    continue;
                 }
-                ui.end_row();
+                let plot = Plot::new(("refl_fit_corner", i, j))
+                    .width(cell)
+                    .height(cell)
+                    .show_axes([i + 1 == n, false])
+                    .show_grid(false)
+                    .allow_scroll(false)
+                    .allow_drag(false)
+                    .allow_zoom(false)
+                    .show_x(false)
+                    .show_y(false);
+                let response = if i == j {
+                    diagonal(ui, plot, &names[i], mcmc, i)
+                } else {
+                    plot.show(ui, |plot_ui| {
+                        plot_ui.points(
+                            Points::new(format!("{} vs {}", names[i], names[j]), PlotPoints::from(pair_points(mcmc, i, j))).radius(1.0).color(color(0).gamma_multiply(0.5)),
+                        );
+                    })
+                    .response
+                };
+                // Names on the hover and for tests: the panel's parameter(s).
+                let name = if i == j { format!("corner {}", names[i]) } else { format!("corner {} vs {}", names[i], names[j]) };
+                response.on_hover_text(name.as_str()).accessible_name(name);
             }
-        });
+            ui.end_row();
+        }
+    });
 }
 
 /// The diagonal panel: the histogram of parameter k with its median and 68 % interval.
-fn diagonal(
-    ui: &mut egui::Ui,
-    plot: Plot<'_>,
-    name: &str,
-    mcmc: &McmcSummary,
-    k: usize,
-) -> egui::Response {
-    let bars = mcmc
-        .samples
-        .get(k)
-        .map(|s| histogram(s, 30))
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(c, w, count)| Bar::new(c, count as f64).width(w))
-        .collect();
-    let marks = [
-        mcmc.lower_68.get(k),
-        mcmc.median.get(k),
-        mcmc.upper_68.get(k),
-    ];
+fn diagonal(ui: &mut egui::Ui, plot: Plot<'_>, name: &str, mcmc: &McmcSummary, k: usize) -> egui::Response {
+    let bars = mcmc.samples.get(k).map(|s| histogram(s, 30)).unwrap_or_default().into_iter().map(|(c, w, count)| Bar::new(c, count as f64).width(w)).collect();
+    let marks = [mcmc.lower_68.get(k), mcmc.median.get(k), mcmc.upper_68.get(k)];
     plot.show(ui, |plot_ui| {
         plot_ui.bar_chart(BarChart::new(name.to_owned(), bars).color(color(0)));
         for (j, x) in marks.into_iter().flatten().enumerate() {

@@ -19,80 +19,54 @@ impl FitPanel {
         if self.pending.is_empty() {
             return;
         }
-        let targets: Vec<String> = self
-            .model()
-            .map(|m| m.datasets().iter().map(|d| d.name.to_owned()).collect())
-            .unwrap_or_default();
+        let targets: Vec<String> = self.model().map(|m| m.datasets().iter().map(|d| d.name.to_owned()).collect()).unwrap_or_default();
         let (mut attach, mut discard) = (None, None);
         ui.group(|ui| {
             ui.strong("Loaded data to attach");
-            egui::Grid::new("refl_fit_pending")
-                .num_columns(7)
-                .show(ui, |ui| {
-                    for (i, p) in self.pending.iter_mut().enumerate() {
-                        let d = &p.loaded.data;
-                        let errors = if d.dr.is_some() { "with dR" } else { "no dR" };
-                        ui.label(format!("{} ({} points, {errors})", d.name, d.q.len()));
-                        ui.add(
-                            egui::DragValue::new(&mut p.energy_ev)
-                                .range(1.0..=1e5)
-                                .suffix(" eV"),
-                        )
-                        .accessible_name(format!("{} energy", d.name));
-                        egui::ComboBox::from_id_salt(("refl_fit_q_unit", i))
-                            .selected_text(p.q_unit.label())
-                            .show_ui(ui, |ui| {
-                                for unit in QUnit::ALL {
-                                    ui.selectable_value(&mut p.q_unit, unit, unit.label());
-                                }
-                            })
-                            .response
-                            .on_hover_text("Unit of the file's first column; 2θ uses the energy")
-                            .accessible_name(format!("{} q unit", d.name));
-                        egui::ComboBox::from_id_salt(("refl_fit_pol", i))
-                            .selected_text(polarization_name(p.polarization))
-                            .show_ui(ui, |ui| {
-                                for pol in POLARIZATIONS {
-                                    ui.selectable_value(
-                                        &mut p.polarization,
-                                        pol,
-                                        polarization_name(pol),
-                                    );
-                                }
-                            });
-                        let target_text = match p.target {
-                            Target::Replace(k) => format!(
-                                "replace data of '{}'",
-                                targets.get(k).map_or("?", String::as_str)
-                            ),
-                            Target::New => "as a new dataset".into(),
-                        };
-                        egui::ComboBox::from_id_salt(("refl_fit_target", i))
-                            .selected_text(target_text)
-                            .show_ui(ui, |ui| {
-                                ui.selectable_value(&mut p.target, Target::New, "as a new dataset");
-                                for (k, name) in targets.iter().enumerate() {
-                                    ui.selectable_value(
-                                        &mut p.target,
-                                        Target::Replace(k),
-                                        format!("replace data of '{name}'"),
-                                    );
-                                }
-                            });
-                        if ui.button("Attach").clicked() {
-                            attach = Some(i);
+            egui::Grid::new("refl_fit_pending").num_columns(7).show(ui, |ui| {
+                for (i, p) in self.pending.iter_mut().enumerate() {
+                    let d = &p.loaded.data;
+                    let errors = if d.dr.is_some() { "with dR" } else { "no dR" };
+                    ui.label(format!("{} ({} points, {errors})", d.name, d.q.len()));
+                    ui.add(egui::DragValue::new(&mut p.energy_ev).range(1.0..=1e5).suffix(" eV")).accessible_name(format!("{} energy", d.name));
+                    egui::ComboBox::from_id_salt(("refl_fit_q_unit", i))
+                        .selected_text(p.q_unit.label())
+                        .show_ui(ui, |ui| {
+                            for unit in QUnit::ALL {
+                                ui.selectable_value(&mut p.q_unit, unit, unit.label());
+                            }
+                        })
+                        .response
+                        .on_hover_text("Unit of the file's first column; 2θ uses the energy")
+                        .accessible_name(format!("{} q unit", d.name));
+                    egui::ComboBox::from_id_salt(("refl_fit_pol", i)).selected_text(polarization_name(p.polarization)).show_ui(ui, |ui| {
+                        for pol in POLARIZATIONS {
+                            ui.selectable_value(&mut p.polarization, pol, polarization_name(pol));
                         }
-                        if ui.small_button("discard").clicked() {
-                            discard = Some(i);
+                    });
+                    let target_text = match p.target {
+                        Target::Replace(k) => format!("replace data of '{}'", targets.get(k).map_or("?", String::as_str)),
+                        Target::New => "as a new dataset".into(),
+                    };
+                    egui::ComboBox::from_id_salt(("refl_fit_target", i)).selected_text(target_text).show_ui(ui, |ui| {
+                        ui.selectable_value(&mut p.target, Target::New, "as a new dataset");
+                        for (k, name) in targets.iter().enumerate() {
+                            ui.selectable_value(&mut p.target, Target::Replace(k), format!("replace data of '{name}'"));
                         }
-                        ui.end_row();
+                    });
+                    if ui.button("Attach").clicked() {
+                        attach = Some(i);
                     }
-                });
+                    if ui.small_button("discard").clicked() {
+                        discard = Some(i);
+                    }
+                    ui.end_row();
+                }
+            });
             if self.pending.iter().any(|p| p.loaded.data.dr.is_none()) {
                 ui.horizontal(|ui| {
                     let label = ui.label("dR for data without a dR column (% of R)");
-                    ui.add(egui::DragValue::new(&mut self.relative_dr_pct).range(0.01..=100.0))
-                        .labelled_by(label.id);
+                    ui.add(egui::DragValue::new(&mut self.relative_dr_pct).range(0.01..=100.0)).labelled_by(label.id);
                 });
             }
         });
@@ -113,25 +87,15 @@ impl FitPanel {
             .iter()
             .map(|d| {
                 let data = if d.r.is_some() { "data" } else { "no data" };
-                format!(
-                    "{} · {} eV · {} · {} points · {data}",
-                    d.name,
-                    d.energy_ev,
-                    polarization_name(d.polarization),
-                    d.q.len()
-                )
+                format!("{} · {} eV · {} · {} points · {data}", d.name, d.energy_ev, polarization_name(d.polarization), d.q.len())
             })
             .collect();
         let running = self.is_running();
         for (i, row) in rows.iter().enumerate() {
             ui.horizontal(|ui| {
-                ui.radio_value(&mut self.profile_dataset, i, "")
-                    .on_hover_text("Draw the depth profile at this dataset's energy");
+                ui.radio_value(&mut self.profile_dataset, i, "").on_hover_text("Draw the depth profile at this dataset's energy");
                 ui.label(row);
-                if ui
-                    .add_enabled(!running, egui::Button::new("remove").small())
-                    .clicked()
-                {
+                if ui.add_enabled(!running, egui::Button::new("remove").small()).clicked() {
                     remove = Some(i);
                 }
             });
@@ -188,9 +152,7 @@ impl FitPanel {
                     .inner;
                 let rest = ui.available_width().max(150.0);
                 match &profile {
-                    Ok(p) => ui.allocate_ui(egui::vec2(rest, main.y), |ui| {
-                        profile_plot::show(ui, p, rest)
-                    }),
+                    Ok(p) => ui.allocate_ui(egui::vec2(rest, main.y), |ui| profile_plot::show(ui, p, rest)),
                     Err(e) => ui.allocate_ui(egui::vec2(rest, main.y), |ui| {
                         ui.colored_label(ui.visuals().error_fg_color, format!("profile: {e}"));
                     }),
@@ -200,11 +162,7 @@ impl FitPanel {
             .response
             .rect;
         self.plot_rect = Some(rect);
-        if let Some((names, mcmc)) = self
-            .result
-            .as_ref()
-            .and_then(|r| Some((&r.names, r.mcmc.as_ref()?)))
-        {
+        if let Some((names, mcmc)) = self.result.as_ref().and_then(|r| Some((&r.names, r.mcmc.as_ref()?))) {
             corner::show(ui, names, mcmc);
         }
     }
@@ -219,28 +177,17 @@ impl FitPanel {
             #[cfg(not(target_arch = "wasm32"))]
             {
                 let label = ui.label("to folder");
-                ui.add(egui::TextEdit::singleline(&mut self.export_dir).desired_width(240.0))
-                    .labelled_by(label.id);
-                let choose =
-                    ui.add_enabled(!self.export_dialog.is_open(), egui::Button::new("Choose…"));
-                if choose
-                    .on_hover_text("Pick the folder in the system's dialog")
-                    .clicked()
-                {
-                    let ask = crate::file_dialog::Ask::Folder {
-                        title: "Export into folder",
-                    };
+                ui.add(egui::TextEdit::singleline(&mut self.export_dir).desired_width(240.0)).labelled_by(label.id);
+                let choose = ui.add_enabled(!self.export_dialog.is_open(), egui::Button::new("Choose…"));
+                if choose.on_hover_text("Pick the folder in the system's dialog").clicked() {
+                    let ask = crate::file_dialog::Ask::Folder { title: "Export into folder" };
                     self.export_dialog.start(ask, ui.ctx());
                 }
                 if let Some(dir) = self.export_dialog.take() {
                     self.export_dir = dir.display().to_string();
                 }
             }
-            for (what, label) in [
-                (Export::ModelJson, "model JSON"),
-                (Export::CurvesCsv, "curves CSV"),
-                (Export::ProfileCsv, "profile CSV"),
-            ] {
+            for (what, label) in [(Export::ModelJson, "model JSON"), (Export::CurvesCsv, "curves CSV"), (Export::ProfileCsv, "profile CSV")] {
                 let button = ui.button(label);
                 crate::landmarks::mark(&button, label);
                 if button.clicked() {
@@ -248,9 +195,7 @@ impl FitPanel {
                 }
             }
             let has_samples = self.result().is_some_and(|r| r.mcmc.is_some());
-            let samples = ui
-                .add_enabled(has_samples, egui::Button::new("MCMC samples CSV"))
-                .on_disabled_hover_text("after an MCMC fit");
+            let samples = ui.add_enabled(has_samples, egui::Button::new("MCMC samples CSV")).on_disabled_hover_text("after an MCMC fit");
             crate::landmarks::mark(&samples, "MCMC samples CSV");
             if samples.clicked() {
                 self.export(Export::SamplesCsv);

@@ -39,29 +39,16 @@ impl Export {
 /// The curves as CSV: comment lines naming each dataset, then
 /// `dataset,q_inv_A,R_data,dR,R_model` rows (empty fields where a dataset has no data).
 pub fn curves_csv(model: &Model, curves: &[Vec<f64>]) -> String {
-    let mut out = format!(
-        "# scatterlab fitted curves of model '{}'\n",
-        model.file().name
-    );
+    let mut out = format!("# scatterlab fitted curves of model '{}'\n", model.file().name);
     let datasets = model.datasets();
     for (i, d) in datasets.iter().enumerate() {
-        out += &format!(
-            "# dataset {i}: '{}', {} eV, polarization {}\n",
-            d.name,
-            d.energy_ev,
-            polarization_name(d.polarization)
-        );
+        out += &format!("# dataset {i}: '{}', {} eV, polarization {}\n", d.name, d.energy_ev, polarization_name(d.polarization));
     }
     out += "dataset,q_inv_A,R_data,dR,R_model\n";
-    let field =
-        |column: Option<&[f64]>, k: usize| column.map_or(String::new(), |c| format!("{:e}", c[k]));
+    let field = |column: Option<&[f64]>, k: usize| column.map_or(String::new(), |c| format!("{:e}", c[k]));
     for (i, (d, m)) in datasets.iter().zip(curves).enumerate() {
         for (k, (q, r_model)) in d.q.iter().zip(m).enumerate() {
-            out += &format!(
-                "{i},{q:e},{},{},{r_model:e}\n",
-                field(d.r, k),
-                field(d.dr, k)
-            );
+            out += &format!("{i},{q:e},{},{},{r_model:e}\n", field(d.r, k), field(d.dr, k));
         }
     }
     out
@@ -71,10 +58,7 @@ pub fn curves_csv(model: &Model, curves: &[Vec<f64>]) -> String {
 pub fn profile_csv(profile: &DepthProfile, title: &str) -> String {
     let mut out = format!("# {title}\nz_A,delta_o,beta_o,delta_e,beta_e\n");
     for (z, c) in profile.z.iter().zip(&profile.constants) {
-        out += &format!(
-            "{z:e},{:e},{:e},{:e},{:e}\n",
-            c.delta_o, c.beta_o, c.delta_e, c.beta_e
-        );
+        out += &format!("{z:e},{:e},{:e},{:e},{:e}\n", c.delta_o, c.beta_o, c.delta_e, c.beta_e);
     }
     out
 }
@@ -88,14 +72,7 @@ pub fn model_profile(model: &Model, index: usize, values: &[f64]) -> Result<Dept
             layers: g
                 .layers
                 .iter()
-                .map(|l| Layer {
-                    thickness: l.thickness,
-                    roughness: l.roughness,
-                    delta_o: l.delta[0],
-                    beta_o: l.beta[0],
-                    delta_e: l.delta[2],
-                    beta_e: l.beta[2],
-                })
+                .map(|l| Layer { thickness: l.thickness, roughness: l.roughness, delta_o: l.delta[0], beta_o: l.beta[0], delta_e: l.delta[2], beta_e: l.beta[2] })
                 .collect(),
         },
     };
@@ -106,11 +83,7 @@ pub fn model_profile(model: &Model, index: usize, values: &[f64]) -> Result<Dept
 pub const PNG_MARGIN: f32 = 8.0;
 
 /// The part of a screenshot inside `rect` (points; `pixels_per_point` converts), clipped to it.
-pub fn crop(
-    image: &egui::ColorImage,
-    rect: egui::Rect,
-    pixels_per_point: f32,
-) -> Option<egui::ColorImage> {
+pub fn crop(image: &egui::ColorImage, rect: egui::Rect, pixels_per_point: f32) -> Option<egui::ColorImage> {
     let [w, h] = image.size;
     let px = |v: f32, max: usize| ((v * pixels_per_point).round().max(0.0) as usize).min(max);
     let (x0, x1) = (px(rect.min.x, w), px(rect.max.x, w));
@@ -126,11 +99,7 @@ pub fn encode_png(image: &egui::ColorImage) -> Result<Vec<u8>, String> {
     encoder.set_color(png::ColorType::Rgba);
     encoder.set_depth(png::BitDepth::Eight);
     let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
-    let rgba: Vec<u8> = image
-        .pixels
-        .iter()
-        .flat_map(|c| c.to_srgba_unmultiplied())
-        .collect();
+    let rgba: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_srgba_unmultiplied()).collect();
     writer.write_image_data(&rgba).map_err(|e| e.to_string())?;
     writer.finish().map_err(|e| e.to_string())?;
     Ok(out)
@@ -140,16 +109,7 @@ pub fn encode_png(image: &egui::ColorImage) -> Result<Vec<u8>, String> {
 pub fn file_stem(source: &str) -> String {
     let base = source.rsplit(['/', '\\']).next().unwrap_or(source);
     let base = base.rsplit_once('.').map_or(base, |(stem, _)| stem);
-    let stem: String = base
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let stem: String = base.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
     if stem.is_empty() {
         "model".into()
     } else {
@@ -167,12 +127,7 @@ impl FitPanel {
     /// The data and model curves at the current values as CSV.
     pub fn curves_csv(&self) -> Result<String, String> {
         let model = self.model().ok_or("no model loaded")?;
-        let curves = self
-            .curves()
-            .ok_or("no curves yet")?
-            .curves
-            .as_ref()
-            .map_err(Clone::clone)?;
+        let curves = self.curves().ok_or("no curves yet")?.curves.as_ref().map_err(Clone::clone)?;
         Ok(curves_csv(model, curves))
     }
 
@@ -180,35 +135,20 @@ impl FitPanel {
     pub fn profile_csv(&self) -> Result<String, String> {
         let model = self.model().ok_or("no model loaded")?;
         let profile = model_profile(model, self.profile_dataset, model.values())?;
-        let d = model
-            .datasets()
-            .get(self.profile_dataset)
-            .map_or(String::new(), |d| {
-                format!(" at {} eV ('{}')", d.energy_ev, d.name)
-            });
-        Ok(profile_csv(
-            &profile,
-            &format!("depth profile of model '{}'{d}", model.file().name),
-        ))
+        let d = model.datasets().get(self.profile_dataset).map_or(String::new(), |d| format!(" at {} eV ('{}')", d.energy_ev, d.name));
+        Ok(profile_csv(&profile, &format!("depth profile of model '{}'{d}", model.file().name)))
     }
 
     /// The last MCMC run's samples as CSV: a header of the free-parameter names, then one row
     /// per kept sample (the CLI's `--samples` format).
     pub fn samples_csv(&self) -> Result<String, String> {
         let result = self.result().ok_or("no fit yet")?;
-        let m = result
-            .mcmc
-            .as_ref()
-            .ok_or("the last fit was not an MCMC run")?;
+        let m = result.mcmc.as_ref().ok_or("the last fit was not an MCMC run")?;
         let rows = m.samples.first().map_or(0, Vec::len);
         let mut out = result.names.join(",");
         out.push('\n');
         for i in 0..rows {
-            let row: Vec<String> = m
-                .samples
-                .iter()
-                .map(|column| column.get(i).map_or(String::new(), |v| format!("{v:e}")))
-                .collect();
+            let row: Vec<String> = m.samples.iter().map(|column| column.get(i).map_or(String::new(), |v| format!("{v:e}"))).collect();
             out.push_str(&row.join(","));
             out.push('\n');
         }
@@ -225,11 +165,7 @@ impl FitPanel {
         };
         let (suffix, mime) = what.suffix_and_mime();
         match text {
-            Ok(text) => self.save(
-                &format!("{}_{suffix}", file_stem(&self.source)),
-                text.as_bytes(),
-                mime,
-            ),
+            Ok(text) => self.save(&format!("{}_{suffix}", file_stem(&self.source)), text.as_bytes(), mime),
             Err(e) => self.message = Some(Err(format!("cannot export: {e}"))),
         }
     }
@@ -246,19 +182,13 @@ impl FitPanel {
     /// Crops a screenshot to the plots and saves it.
     pub(super) fn save_screenshot(&mut self, image: &egui::ColorImage, pixels_per_point: f32) {
         // A margin around the plots: the y axis labels sit at their left edge and were cut.
-        let cropped = self
-            .plot_rect
-            .and_then(|r| crop(image, r.expand(PNG_MARGIN), pixels_per_point));
+        let cropped = self.plot_rect.and_then(|r| crop(image, r.expand(PNG_MARGIN), pixels_per_point));
         let Some(cropped) = cropped else {
             self.message = Some(Err("cannot export the plots: they are not on screen".into()));
             return;
         };
         match encode_png(&cropped) {
-            Ok(bytes) => self.save(
-                &format!("{}_plots.png", file_stem(&self.source)),
-                &bytes,
-                "image/png",
-            ),
+            Ok(bytes) => self.save(&format!("{}_plots.png", file_stem(&self.source)), &bytes, "image/png"),
             Err(e) => self.message = Some(Err(format!("cannot encode the PNG: {e}"))),
         }
     }

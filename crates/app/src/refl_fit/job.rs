@@ -17,24 +17,14 @@ use super::{FitRequest, FitResult, McmcSummary, Method, ProgressSink, Stage, Sta
 
 /// Runs `request` on `engine` (DE and MCMC batches; LM always runs on the CPU in f64).
 /// `pause()` is awaited between DE generations.
-pub async fn run_fit<P, F>(
-    request: &FitRequest,
-    engine: Engine<'_>,
-    sink: &ProgressSink,
-    repaint: &egui::Context,
-    cancel: &CancelToken,
-    pause: P,
-) -> Result<FitResult, String>
+pub async fn run_fit<P, F>(request: &FitRequest, engine: Engine<'_>, sink: &ProgressSink, repaint: &egui::Context, cancel: &CancelToken, pause: P) -> Result<FitResult, String>
 where
     P: Fn() -> F,
     F: Future<Output = ()>,
 {
     let started = web_time::Instant::now();
     let s = &request.settings;
-    let options = ObjectiveOptions {
-        log_transform: s.log_transform,
-        roughness_limit: None,
-    };
+    let options = ObjectiveOptions { log_transform: s.log_transform, roughness_limit: None };
     let objective = Objective::new(&request.model, options).map_err(|e| e.to_string())?;
     let report = Reporter { sink, repaint };
     let start = objective.start();
@@ -48,18 +38,14 @@ where
         Start::Polish => None,
         Start::Fresh if s.method == Method::Lm => None,
         Start::Fresh => Some(de_stage(&objective, engine, s, None, &report, cancel, &pause).await?),
-        Start::Resume(state) => {
-            Some(de_stage(&objective, engine, s, Some(state), &report, cancel, &pause).await?)
-        }
+        Start::Resume(state) => Some(de_stage(&objective, engine, s, Some(state), &report, cancel, &pause).await?),
     };
     let resumed_evaluations = match &request.start {
         Start::Resume(state) => state.result.evaluations,
         _ => 0,
     };
     let mut x = de.as_ref().map_or(start, |d| d.result.x.clone());
-    evaluations += de
-        .as_ref()
-        .map_or(0, |d| d.result.evaluations - resumed_evaluations);
+    evaluations += de.as_ref().map_or(0, |d| d.result.evaluations - resumed_evaluations);
     let mut stderr = None;
     let mut mcmc = None;
     if !cancel.is_cancelled() {
@@ -76,42 +62,13 @@ where
     if sample && !cancel.is_cancelled() {
         let spread = stderr.clone().unwrap_or_else(|| vec![f64::NAN; x.len()]);
         let steps = s.mcmc_steps.max(2);
-        let options = McmcOptions {
-            steps,
-            burn: steps / 4,
-            seed: s.seed,
-            ..Default::default()
-        };
-        let mut progress = |p: &FitProgress| {
-            report.send(
-                Stage::Mcmc,
-                p.iteration,
-                p.max_iterations,
-                p.best_chi2,
-                evaluations + p.evaluations,
-            )
-        };
-        match fit::ensemble_sampler(
-            &objective,
-            engine,
-            &x,
-            &spread,
-            &options,
-            &mut progress,
-            cancel,
-        )
-        .await
-        {
+        let options = McmcOptions { steps, burn: steps / 4, seed: s.seed, ..Default::default() };
+        let mut progress = |p: &FitProgress| report.send(Stage::Mcmc, p.iteration, p.max_iterations, p.best_chi2, evaluations + p.evaluations);
+        match fit::ensemble_sampler(&objective, engine, &x, &spread, &options, &mut progress, cancel).await {
             Ok(m) => {
                 evaluations += m.evaluations;
                 x.clone_from(&m.median);
-                stderr = Some(
-                    m.upper_68
-                        .iter()
-                        .zip(&m.lower_68)
-                        .map(|(u, l)| 0.5 * (u - l))
-                        .collect(),
-                );
+                stderr = Some(m.upper_68.iter().zip(&m.lower_68).map(|(u, l)| 0.5 * (u - l)).collect());
                 mcmc = Some(McmcSummary::new(m));
             }
             Err(e) => notes.push(format!("MCMC: {e}")),
@@ -157,13 +114,7 @@ mod native {
     use crate::compute_job::{self, Job};
 
     /// Starts `request` in the background on the GPU pipeline if given, else the CPU.
-    pub fn spawn(
-        request: FitRequest,
-        gpu: Option<Arc<ParrattGpu>>,
-        sink: ProgressSink,
-        cancel: CancelToken,
-        repaint: egui::Context,
-    ) -> Job<Result<FitResult, String>> {
+    pub fn spawn(request: FitRequest, gpu: Option<Arc<ParrattGpu>>, sink: ProgressSink, cancel: CancelToken, repaint: egui::Context) -> Job<Result<FitResult, String>> {
         let ctx = repaint.clone();
         compute_job::spawn(repaint, move || async move {
             let engine = gpu.as_deref().map_or(Engine::Cpu, Engine::Gpu);

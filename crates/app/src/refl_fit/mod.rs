@@ -39,10 +39,7 @@ use crate::compute_job::Job;
 pub use job::run_fit;
 pub use loading::{LoadedData, Target};
 pub use plot::FitView;
-pub use settings::{
-    DeState, FitRequest, FitResult, FitSettings, McmcSummary, Method, Progress, ProgressSink,
-    Stage, Start,
-};
+pub use settings::{DeState, FitRequest, FitResult, FitSettings, McmcSummary, Method, Progress, ProgressSink, Stage, Start};
 pub use stages::de_options;
 pub use update::fmt_chi2;
 
@@ -120,10 +117,7 @@ pub struct FitPanel {
     /// The dataset whose energy the depth profile is drawn at.
     pub profile_dataset: usize,
     incoming: (mpsc::Sender<Incoming>, mpsc::Receiver<Incoming>),
-    shots: (
-        mpsc::Sender<Arc<egui::ColorImage>>,
-        mpsc::Receiver<Arc<egui::ColorImage>>,
-    ),
+    shots: (mpsc::Sender<Arc<egui::ColorImage>>, mpsc::Receiver<Arc<egui::ColorImage>>),
     /// Screen rectangle of the plots, for cropping a screenshot.
     plot_rect: Option<egui::Rect>,
     /// The data plot's bounds `[q min, q max, y min, y max]` (moved by a pan or zoom).
@@ -192,10 +186,7 @@ impl FitPanel {
 
     /// The running fit's latest progress, or the last one of the finished fit.
     pub fn progress(&self) -> Option<Progress> {
-        let live = self
-            .run
-            .as_ref()
-            .and_then(|r| r.progress.lock().ok()?.as_ref().cloned());
+        let live = self.run.as_ref().and_then(|r| r.progress.lock().ok()?.as_ref().cloned());
         live.or_else(|| self.last_progress.clone())
     }
 
@@ -243,10 +234,7 @@ impl FitPanel {
 
     /// The parameters in the table's order (stack order) with their roles.
     pub fn parameter_order(&self) -> Vec<(String, roles::Role)> {
-        self.model
-            .as_ref()
-            .map(|m| roles::stack_order(m.file()))
-            .unwrap_or_default()
+        self.model.as_ref().map(|m| roles::stack_order(m.file())).unwrap_or_default()
     }
 
     /// Replaces the model (a load, or a new model from the layer table); clears the old result.
@@ -268,11 +256,7 @@ impl FitPanel {
             self.rejected = None;
             return;
         }
-        if self
-            .rejected
-            .as_ref()
-            .is_some_and(|(e, _)| *e == self.edits)
-        {
+        if self.rejected.as_ref().is_some_and(|(e, _)| *e == self.edits) {
             return;
         }
         let mut file = model.file().clone();

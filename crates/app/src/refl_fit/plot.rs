@@ -64,17 +64,8 @@ pub fn series(view: FitView, model: &Model, curves: &[Vec<f64>]) -> Vec<DataSeri
         .iter()
         .zip(curves)
         .map(|(d, m)| {
-            let mut s = DataSeries {
-                name: d.name.to_owned(),
-                points: Vec::new(),
-                bars: Vec::new(),
-                model: d
-                    .q
-                    .iter()
-                    .zip(m)
-                    .filter_map(|(&q, &r)| Some([q, view.y(q, r)?]))
-                    .collect(),
-            };
+            let mut s =
+                DataSeries { name: d.name.to_owned(), points: Vec::new(), bars: Vec::new(), model: d.q.iter().zip(m).filter_map(|(&q, &r)| Some([q, view.y(q, r)?])).collect() };
             if let Some(r) = d.r {
                 for (k, (&q, &r)) in d.q.iter().zip(r).enumerate() {
                     let Some(y) = view.y(q, r) else { continue };
@@ -113,12 +104,7 @@ pub fn x_link() -> egui::Id {
 
 /// Draws the data plot; returns its screen rectangle and the bounds shown, `[q min, q max,
 /// y min, y max]` (what a pan or zoom changes).
-pub fn show(
-    ui: &mut egui::Ui,
-    view: FitView,
-    series: Vec<DataSeries>,
-    size: egui::Vec2,
-) -> (egui::Rect, [f64; 4]) {
+pub fn show(ui: &mut egui::Ui, view: FitView, series: Vec<DataSeries>, size: egui::Vec2) -> (egui::Rect, [f64; 4]) {
     // Bars, points and the model curve of a dataset share its legend entry (and its colour).
     let shown = Plot::new("refl_fit_plot")
         .legend(Legend::default().color_conflict_handling(ColorConflictHandling::PickLast))
@@ -133,24 +119,9 @@ pub fn show(
             for (i, s) in series.into_iter().enumerate() {
                 let color = color(i);
                 let (origins, tips): (Vec<[f64; 2]>, Vec<[f64; 2]>) = s.bars.into_iter().unzip();
-                plot_ui.arrows(
-                    Arrows::new(s.name.clone(), origins, tips)
-                        .tip_length(0.0)
-                        .color(color.gamma_multiply(0.6))
-                        .id(("refl_fit_bars", i)),
-                );
-                plot_ui.points(
-                    Points::new(s.name.clone(), PlotPoints::from(s.points))
-                        .radius(2.0)
-                        .color(color)
-                        .id(("refl_fit_points", i)),
-                );
-                plot_ui.line(
-                    Line::new(s.name, PlotPoints::from(s.model))
-                        .color(color)
-                        .width(1.5)
-                        .id(("refl_fit_model", i)),
-                );
+                plot_ui.arrows(Arrows::new(s.name.clone(), origins, tips).tip_length(0.0).color(color.gamma_multiply(0.6)).id(("refl_fit_bars", i)));
+                plot_ui.points(Points::new(s.name.clone(), PlotPoints::from(s.points)).radius(2.0).color(color).id(("refl_fit_points", i)));
+                plot_ui.line(Line::new(s.name, PlotPoints::from(s.model)).color(color).width(1.5).id(("refl_fit_model", i)));
             }
         });
     let bounds = shown.transform.bounds();
@@ -160,28 +131,16 @@ pub fn show(
 
 /// `bins` equal bins spanning the samples: (centre, width, count) each; empty for no samples.
 pub fn histogram(samples: &[f64], bins: usize) -> Vec<(f64, f64, usize)> {
-    let (lo, hi) = samples
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-            (lo.min(v), hi.max(v))
-        });
+    let (lo, hi) = samples.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
     if samples.is_empty() || bins == 0 || !(lo.is_finite() && hi.is_finite()) {
         return Vec::new();
     }
     // All samples equal: one bin of nominal width around them.
-    let width = if hi > lo {
-        (hi - lo) / bins as f64
-    } else {
-        lo.abs().max(1e-12) * 1e-6
-    };
+    let width = if hi > lo { (hi - lo) / bins as f64 } else { lo.abs().max(1e-12) * 1e-6 };
     let mut counts = vec![0usize; bins];
     for &v in samples {
         let b = (((v - lo) / width) as usize).min(bins - 1);
         counts[b] += 1;
     }
-    counts
-        .into_iter()
-        .enumerate()
-        .map(|(b, n)| (lo + (b as f64 + 0.5) * width, width, n))
-        .collect()
+    counts.into_iter().enumerate().map(|(b, n)| (lo + (b as f64 + 0.5) * width, width, n)).collect()
 }

@@ -19,11 +19,7 @@ pub enum QUnit {
 
 impl QUnit {
     /// Every unit, in selector order.
-    pub const ALL: [QUnit; 3] = [
-        QUnit::InverseAngstrom,
-        QUnit::InverseNanometre,
-        QUnit::TwoThetaDeg,
-    ];
+    pub const ALL: [QUnit; 3] = [QUnit::InverseAngstrom, QUnit::InverseNanometre, QUnit::TwoThetaDeg];
 
     /// The selector's label.
     pub fn label(self) -> &'static str {
@@ -60,12 +56,7 @@ pub fn to_inverse_angstrom(data: &Dataset, unit: QUnit, energy_ev: f64) -> Resul
             let theta = |tth: f64| 0.5 * tth.to_radians();
             out.q = data.q.iter().map(|&t| 2.0 * k0 * theta(t).sin()).collect();
             if let (Some(dq), Some(d2t)) = (&mut out.dq, &data.dq) {
-                *dq = data
-                    .q
-                    .iter()
-                    .zip(d2t)
-                    .map(|(&t, &d)| k0 * theta(t).cos() * d.to_radians())
-                    .collect();
+                *dq = data.q.iter().zip(d2t).map(|(&t, &d)| k0 * theta(t).cos() * d.to_radians()).collect();
             }
         }
     }

@@ -23,20 +23,16 @@ pub fn series(model: &Model, curves: &[Vec<f64>]) -> Vec<ResidualSeries> {
         .zip(curves)
         .filter_map(|(d, m)| {
             let (r, dr) = (d.r?, d.dr?);
-            let points = d
-                .q
-                .iter()
-                .zip(r)
-                .zip(dr)
-                .zip(m)
-                .filter(|(((_, _), &e), _)| e > 0.0 && e.is_finite())
-                .map(|(((&q, &r), &e), &rm)| [q, (r - rm) / e])
-                .filter(|p| p[1].is_finite())
-                .collect();
-            Some(ResidualSeries {
-                name: d.name.to_owned(),
-                points,
-            })
+            let points =
+                d.q.iter()
+                    .zip(r)
+                    .zip(dr)
+                    .zip(m)
+                    .filter(|(((_, _), &e), _)| e > 0.0 && e.is_finite())
+                    .map(|(((&q, &r), &e), &rm)| [q, (r - rm) / e])
+                    .filter(|p| p[1].is_finite())
+                    .collect();
+            Some(ResidualSeries { name: d.name.to_owned(), points })
         })
         .collect()
 }
@@ -55,21 +51,12 @@ pub fn show(ui: &mut egui::Ui, series: Vec<ResidualSeries>, size: egui::Vec2, li
         .show(ui, |plot_ui| {
             for (i, s) in series.into_iter().enumerate() {
                 let color = super::plot::color(i);
-                plot_ui.points(
-                    Points::new(s.name, PlotPoints::from(s.points))
-                        .radius(2.0)
-                        .color(color)
-                        .id(("refl_fit_residual", i)),
-                );
+                plot_ui.points(Points::new(s.name, PlotPoints::from(s.points)).radius(2.0).color(color).id(("refl_fit_residual", i)));
             }
             let grey = egui::Color32::GRAY;
             plot_ui.hline(HLine::new("0", 0.0).color(grey));
             for y in [-1.0, 1.0] {
-                plot_ui.hline(
-                    HLine::new("±1 σ", y)
-                        .color(grey.gamma_multiply(0.5))
-                        .style(egui_plot::LineStyle::dashed_dense()),
-                );
+                plot_ui.hline(HLine::new("±1 σ", y).color(grey.gamma_multiply(0.5)).style(egui_plot::LineStyle::dashed_dense()));
             }
         });
 }

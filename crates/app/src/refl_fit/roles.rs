@@ -5,9 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use scatterlab_refl::model::{
-    EnergyValue, InstrumentSpec, MaterialSpec, ModelFile, ResolutionSpec, Value,
-};
+use scatterlab_refl::model::{EnergyValue, InstrumentSpec, MaterialSpec, ModelFile, ResolutionSpec, Value};
 
 /// The physical role of a parameter (the first place the model uses it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,13 +47,7 @@ impl Role {
             Role::EnergyOffset => "eV",
             Role::QOffset => "Å⁻¹",
             Role::Angle => "°",
-            Role::DensityScale
-            | Role::Delta
-            | Role::Beta
-            | Role::Scale
-            | Role::Background
-            | Role::Resolution
-            | Role::Unused => "–",
+            Role::DensityScale | Role::Delta | Role::Beta | Role::Scale | Role::Background | Role::Resolution | Role::Unused => "–",
         }
     }
 
@@ -99,10 +91,7 @@ impl Walk<'_> {
             EnergyValue::Same(v) => self.value(Some(v), role),
             // Keys are energies: sorted as numbers, not as text.
             EnergyValue::PerEnergy(map) => {
-                let mut entries: Vec<(f64, &Value)> = map
-                    .iter()
-                    .map(|(k, v)| (k.trim().parse().unwrap_or(f64::INFINITY), v))
-                    .collect();
+                let mut entries: Vec<(f64, &Value)> = map.iter().map(|(k, v)| (k.trim().parse().unwrap_or(f64::INFINITY), v)).collect();
                 entries.sort_by(|a, b| a.0.total_cmp(&b.0));
                 for (_, v) in entries {
                     self.value(Some(v), role);
@@ -119,12 +108,7 @@ impl Walk<'_> {
                 self.energy(delta, Role::Delta);
                 self.energy(beta, Role::Beta);
             }
-            MaterialSpec::Uniaxial {
-                delta_o,
-                beta_o,
-                delta_e,
-                beta_e,
-            } => {
+            MaterialSpec::Uniaxial { delta_o, beta_o, delta_e, beta_e } => {
                 self.energy(delta_o, Role::Delta);
                 self.energy(beta_o, Role::Beta);
                 self.energy(delta_e, Role::Delta);
@@ -154,10 +138,7 @@ impl Walk<'_> {
 /// medium down (thickness, roughness, density scale, angles, then the layer's material), then
 /// the datasets' instrument terms, then parameters nothing uses (by name).
 pub fn stack_order(file: &ModelFile) -> Vec<(String, Role)> {
-    let mut walk = Walk {
-        known: &file.parameters,
-        order: Vec::with_capacity(file.parameters.len()),
-    };
+    let mut walk = Walk { known: &file.parameters, order: Vec::with_capacity(file.parameters.len()) };
     for layer in &file.layers {
         walk.value(layer.thickness.as_ref(), Role::Thickness);
         walk.value(layer.roughness.as_ref(), Role::Roughness);
@@ -180,8 +161,5 @@ pub fn stack_order(file: &ModelFile) -> Vec<(String, Role)> {
 
 /// The role of `name` in `order` (Unused when absent).
 pub fn role_of(order: &[(String, Role)], name: &str) -> Role {
-    order
-        .iter()
-        .find(|(n, _)| n == name)
-        .map_or(Role::Unused, |(_, r)| *r)
+    order.iter().find(|(n, _)| n == name).map_or(Role::Unused, |(_, r)| *r)
 }

@@ -18,17 +18,11 @@ impl FitPanel {
             return;
         }
         let Some(model) = self.model.clone() else {
-            self.message = Some(Err(
-                "load a model (or make one from the layer table) first".into()
-            ));
+            self.message = Some(Err("load a model (or make one from the layer table) first".into()));
             return;
         };
         self.message = None;
-        self.queued = Some(FitRequest {
-            model,
-            settings: self.settings.clone(),
-            start,
-        });
+        self.queued = Some(FitRequest { model, settings: self.settings.clone(), start });
         self.start_queued(gpu, ctx);
     }
 
@@ -43,17 +37,8 @@ impl FitPanel {
             let _ = gpu;
             let (progress, cancel) = (ProgressSink::default(), CancelToken::new());
             self.last_progress = None;
-            self.run = Some(RunningFit {
-                job: super::worker_fit::spawn(
-                    request,
-                    progress.clone(),
-                    cancel.clone(),
-                    ctx.clone(),
-                ),
-                progress,
-                cancel,
-                started: web_time::Instant::now(),
-            });
+            self.run =
+                Some(RunningFit { job: super::worker_fit::spawn(request, progress.clone(), cancel.clone(), ctx.clone()), progress, cancel, started: web_time::Instant::now() });
         }
         #[cfg(not(target_arch = "wasm32"))]
         self.start_here(request, gpu, ctx);
@@ -79,18 +64,7 @@ impl FitPanel {
         let progress = ProgressSink::default();
         let cancel = CancelToken::new();
         self.last_progress = None;
-        self.run = Some(RunningFit {
-            job: job::spawn(
-                request,
-                pipeline,
-                progress.clone(),
-                cancel.clone(),
-                ctx.clone(),
-            ),
-            progress,
-            cancel,
-            started: web_time::Instant::now(),
-        });
+        self.run = Some(RunningFit { job: job::spawn(request, pipeline, progress.clone(), cancel.clone(), ctx.clone()), progress, cancel, started: web_time::Instant::now() });
     }
 
     /// Asks the running fit to stop; it finishes with its best values so far.
@@ -106,9 +80,7 @@ impl FitPanel {
         let Some(model) = &self.model else { return };
         let names = model.parameter_names().to_vec();
         if names.len() != result.values.len() {
-            self.message = Some(Err(
-                "the model changed during the fit; values not applied".into()
-            ));
+            self.message = Some(Err("the model changed during the fit; values not applied".into()));
             return;
         }
         for (name, &v) in names.iter().zip(&result.values) {
@@ -131,32 +103,15 @@ impl FitPanel {
         self.run = None;
         match outcome {
             // A fit cancelled before it beat the start values leaves the table as it was.
-            Ok(result)
-                if result.cancelled
-                    && result.chi2.partial_cmp(&result.start_chi2)
-                        != Some(std::cmp::Ordering::Less) =>
-            {
-                self.message = Some(Ok(format!(
-                    "fit cancelled: its best χ² {} is above the start's {}; values kept",
-                    fmt_chi2(result.chi2),
-                    fmt_chi2(result.start_chi2)
-                )));
+            Ok(result) if result.cancelled && result.chi2.partial_cmp(&result.start_chi2) != Some(std::cmp::Ordering::Less) => {
+                self.message = Some(Ok(format!("fit cancelled: its best χ² {} is above the start's {}; values kept", fmt_chi2(result.chi2), fmt_chi2(result.start_chi2))));
                 self.result = Some(result);
             }
             Ok(result) => {
                 self.apply_result(&result);
-                let how = if result.cancelled {
-                    "cancelled"
-                } else {
-                    "finished"
-                };
-                self.message = Some(Ok(format!(
-                    "fit {how}: χ² {} → {} in {:.2} s ({} evaluations)",
-                    fmt_chi2(result.start_chi2),
-                    fmt_chi2(result.chi2),
-                    result.seconds,
-                    result.evaluations
-                )));
+                let how = if result.cancelled { "cancelled" } else { "finished" };
+                self.message =
+                    Some(Ok(format!("fit {how}: χ² {} → {} in {:.2} s ({} evaluations)", fmt_chi2(result.start_chi2), fmt_chi2(result.chi2), result.seconds, result.evaluations)));
                 self.result = Some(result);
             }
             Err(e) => self.message = Some(Err(format!("fit failed: {e}"))),

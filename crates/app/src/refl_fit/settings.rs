@@ -89,17 +89,8 @@ impl McmcSummary {
     /// Transposes the library's samples (member-major) into per-parameter columns.
     pub fn new(m: McmcResult) -> Self {
         let dim = m.median.len();
-        let samples = (0..dim)
-            .map(|k| m.samples.iter().map(|s| s[k]).collect())
-            .collect();
-        Self {
-            samples,
-            median: m.median,
-            lower_68: m.lower_68,
-            upper_68: m.upper_68,
-            acceptance_fraction: m.acceptance_fraction,
-            autocorrelation_time: m.autocorrelation_time,
-        }
+        let samples = (0..dim).map(|k| m.samples.iter().map(|s| s[k]).collect()).collect();
+        Self { samples, median: m.median, lower_68: m.lower_68, upper_68: m.upper_68, acceptance_fraction: m.acceptance_fraction, autocorrelation_time: m.autocorrelation_time }
     }
 }
 

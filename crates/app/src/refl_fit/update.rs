@@ -17,10 +17,7 @@ impl FitPanel {
     pub fn update(&mut self, ctx: &egui::Context, gpu: &mut GpuEngine) -> bool {
         let mut loaded = false;
         for file in ctx.input(|i| i.raw.dropped_files.clone()) {
-            let name = file.path().file_name().map_or_else(
-                || "dropped file".to_owned(),
-                |n| n.to_string_lossy().into_owned(),
-            );
+            let name = file.path().file_name().map_or_else(|| "dropped file".to_owned(), |n| n.to_string_lossy().into_owned());
             #[cfg(not(target_arch = "wasm32"))]
             {
                 loaded |= match file.bytes() {
@@ -69,24 +66,13 @@ impl FitPanel {
                 self.message = Some(Ok(format!("loaded {name}: {n} parameters")));
             }
             Ok(Loaded::Data(sets)) => {
-                let first_energy = self
-                    .model
-                    .as_ref()
-                    .and_then(|m| m.datasets().first().map(|d| d.energy_ev));
+                let first_energy = self.model.as_ref().and_then(|m| m.datasets().first().map(|d| d.energy_ev));
                 let n = sets.len();
                 for loaded in sets {
                     let energy_ev = loaded.energy_ev.or(first_energy).unwrap_or(250.0);
-                    self.pending.push(PendingData {
-                        loaded,
-                        energy_ev,
-                        polarization: scatterlab_refl::model::Polarization::S,
-                        target: Target::New,
-                        q_unit: Default::default(),
-                    });
+                    self.pending.push(PendingData { loaded, energy_ev, polarization: scatterlab_refl::model::Polarization::S, target: Target::New, q_unit: Default::default() });
                 }
-                self.message = Some(Ok(format!(
-                    "loaded {n} curve(s) from {name}: choose energy, polarisation and dataset, then Attach"
-                )));
+                self.message = Some(Ok(format!("loaded {n} curve(s) from {name}: choose energy, polarisation and dataset, then Attach")));
             }
             Err(e) => return self.fail(e),
         }
@@ -97,10 +83,7 @@ impl FitPanel {
     #[cfg(not(target_arch = "wasm32"))]
     pub fn load_path(&mut self, path: &str) -> bool {
         let path = std::path::Path::new(path.trim());
-        let name = path.file_name().map_or_else(
-            || path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
+        let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
         match std::fs::read(path) {
             Ok(bytes) => self.load_bytes(&name, &bytes),
             Err(e) => self.fail(format!("cannot read {}: {e}", path.display())),
@@ -110,9 +93,7 @@ impl FitPanel {
     /// Attaches pending curve `i` to the model (a new model through `Model::new`).
     pub fn attach_pending(&mut self, i: usize) {
         let (Some(model), Some(p)) = (&self.model, self.pending.get(i)) else {
-            self.message = Some(Err(
-                "load a model (or make one from the layer table) first".into()
-            ));
+            self.message = Some(Err("load a model (or make one from the layer table) first".into()));
             return;
         };
         // Converted once, here: the model holds q in Å⁻¹.
@@ -128,14 +109,7 @@ impl FitPanel {
                 return;
             }
         };
-        let file = loading::attach(
-            model.file(),
-            &data,
-            p.energy_ev,
-            p.polarization,
-            p.target,
-            self.relative_dr_pct / 100.0,
-        );
+        let file = loading::attach(model.file(), &data, p.energy_ev, p.polarization, p.target, self.relative_dr_pct / 100.0);
         let name = p.loaded.data.name.clone();
         match Model::new(file) {
             Ok(m) => {
@@ -172,13 +146,9 @@ impl FitPanel {
         match Model::new(loading::model_from_inputs(inputs)) {
             Ok(m) => {
                 self.set_model(m, "layer table");
-                self.message = Some(Ok(
-                    "new model from the layer table: attach data to fit".into()
-                ));
+                self.message = Some(Ok("new model from the layer table: attach data to fit".into()));
             }
-            Err(e) => {
-                self.message = Some(Err(format!("the layer table is not a valid model: {e}")))
-            }
+            Err(e) => self.message = Some(Err(format!("the layer table is not a valid model: {e}"))),
         }
     }
 
@@ -190,43 +160,26 @@ impl FitPanel {
         };
         let log = self.settings.log_transform;
         // While DE runs the curves follow its best vector, generation by generation.
-        let live = self
-            .run
-            .as_ref()
-            .and_then(|r| r.progress.lock().ok()?.as_ref()?.best_values.clone())
-            .filter(|v| v.len() == model.values().len());
+        let live = self.run.as_ref().and_then(|r| r.progress.lock().ok()?.as_ref()?.best_values.clone()).filter(|v| v.len() == model.values().len());
         let values = live.unwrap_or_else(|| model.values().to_vec());
-        if self.curves.as_ref().is_some_and(|c| {
-            c.revision == self.revision && c.log_transform == log && c.values == values
-        }) {
+        if self.curves.as_ref().is_some_and(|c| c.revision == self.revision && c.log_transform == log && c.values == values) {
             return;
         }
         let curves = compute_job::run_if_ready(model.evaluate(Engine::Cpu, &[&values[..]]))
             .ok_or_else(|| "the CPU engine did not finish at once".to_owned())
             .and_then(|r| r.map_err(|e| e.to_string()))
             .and_then(|mut m| m.pop().ok_or_else(|| "no curves".to_owned()));
-        let options = ObjectiveOptions {
-            log_transform: log,
-            roughness_limit: None,
-        };
-        let chi2 = Objective::new(model, options)
-            .map_err(|e| e.to_string())
-            .and_then(|o| {
-                let x: Vec<f64> = model.varying().iter().map(|&i| values[i]).collect();
-                compute_job::run_if_ready(o.chi2_batch(Engine::Cpu, &[x]))
-                    .ok_or_else(|| "the CPU engine did not finish at once".to_owned())?
-                    .map_err(|e| e.to_string())?
-                    .first()
-                    .copied()
-                    .ok_or_else(|| "no χ²".to_owned())
-            });
-        self.curves = Some(Curves {
-            revision: self.revision,
-            log_transform: log,
-            values,
-            curves,
-            chi2,
+        let options = ObjectiveOptions { log_transform: log, roughness_limit: None };
+        let chi2 = Objective::new(model, options).map_err(|e| e.to_string()).and_then(|o| {
+            let x: Vec<f64> = model.varying().iter().map(|&i| values[i]).collect();
+            compute_job::run_if_ready(o.chi2_batch(Engine::Cpu, &[x]))
+                .ok_or_else(|| "the CPU engine did not finish at once".to_owned())?
+                .map_err(|e| e.to_string())?
+                .first()
+                .copied()
+                .ok_or_else(|| "no χ²".to_owned())
         });
+        self.curves = Some(Curves { revision: self.revision, log_transform: log, values, curves, chi2 });
     }
 }
 

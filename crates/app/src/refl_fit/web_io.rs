@@ -10,9 +10,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::Incoming;
 
 fn document() -> Result<web_sys::Document, String> {
-    web_sys::window()
-        .and_then(|w| w.document())
-        .ok_or_else(|| "no document (not running in a page?)".to_owned())
+    web_sys::window().and_then(|w| w.document()).ok_or_else(|| "no document (not running in a page?)".to_owned())
 }
 
 /// A JavaScript error as text.
@@ -24,11 +22,7 @@ pub(crate) fn js_error(e: JsValue) -> String {
 /// with `folder` where the browser has `webkitdirectory`); `on_pick` gets the chosen files. It is
 /// never called when the user cancels (the input is then just dropped).
 pub(crate) fn pick_files(accept: &str, multiple: bool, folder: bool, on_pick: impl FnOnce(Vec<web_sys::File>) + 'static) -> Result<(), String> {
-    let input: web_sys::HtmlInputElement = document()?
-        .create_element("input")
-        .map_err(js_error)?
-        .dyn_into()
-        .map_err(|_| "cannot create a file input".to_owned())?;
+    let input: web_sys::HtmlInputElement = document()?.create_element("input").map_err(js_error)?.dyn_into().map_err(|_| "cannot create a file input".to_owned())?;
     input.set_type("file");
     input.set_accept(accept);
     input.set_multiple(multiple);
@@ -53,10 +47,7 @@ pub fn pick_file(tx: mpsc::Sender<Incoming>, repaint: egui::Context) -> Result<(
         };
         let name = file.name();
         wasm_bindgen_futures::spawn_local(async move {
-            let bytes = JsFuture::from(file.array_buffer())
-                .await
-                .map(|buffer| js_sys::Uint8Array::new(&buffer).to_vec())
-                .map_err(js_error);
+            let bytes = JsFuture::from(file.array_buffer()).await.map(|buffer| js_sys::Uint8Array::new(&buffer).to_vec()).map_err(js_error);
             let _ = tx.send((name, bytes));
             repaint.request_repaint();
         });
@@ -68,14 +59,9 @@ pub fn download(name: &str, bytes: &[u8], mime: &str) -> Result<(), String> {
     let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
     let options = web_sys::BlobPropertyBag::new();
     options.set_type(mime);
-    let blob = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options)
-        .map_err(js_error)?;
+    let blob = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options).map_err(js_error)?;
     let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(js_error)?;
-    let anchor: web_sys::HtmlAnchorElement = document()?
-        .create_element("a")
-        .map_err(js_error)?
-        .dyn_into()
-        .map_err(|_| "cannot create a link".to_owned())?;
+    let anchor: web_sys::HtmlAnchorElement = document()?.create_element("a").map_err(js_error)?.dyn_into().map_err(|_| "cannot create a link".to_owned())?;
     anchor.set_href(&url);
     anchor.set_download(name);
     anchor.click();
@@ -84,8 +70,7 @@ pub fn download(name: &str, bytes: &[u8], mime: &str) -> Result<(), String> {
         let _ = web_sys::Url::revoke_object_url(&url);
     });
     if let Some(w) = web_sys::window() {
-        let _ =
-            w.set_timeout_with_callback_and_timeout_and_arguments_0(revoke.unchecked_ref(), 10_000);
+        let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(revoke.unchecked_ref(), 10_000);
     }
     Ok(())
 }

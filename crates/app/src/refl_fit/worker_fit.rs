@@ -22,35 +22,17 @@ use crate::compute_job::{self, run_if_ready, Job};
 use crate::worker_client::{get, js_error, ready, set, ProgressFn};
 
 /// Starts `request` in the worker of its device; progress goes to `sink`, `cancel` stops it.
-pub fn spawn(
-    request: FitRequest,
-    sink: ProgressSink,
-    cancel: CancelToken,
-    repaint: egui::Context,
-) -> Job<Result<FitResult, String>> {
+pub fn spawn(request: FitRequest, sink: ProgressSink, cancel: CancelToken, repaint: egui::Context) -> Job<Result<FitResult, String>> {
     let ctx = repaint.clone();
-    compute_job::spawn(repaint, move || async move {
-        run(request, sink, cancel, ctx).await
-    })
+    compute_job::spawn(repaint, move || async move { run(request, sink, cancel, ctx).await })
 }
 
-async fn run(
-    request: FitRequest,
-    sink: ProgressSink,
-    cancel: CancelToken,
-    repaint: egui::Context,
-) -> Result<FitResult, String> {
-    let options = ObjectiveOptions {
-        log_transform: request.settings.log_transform,
-        roughness_limit: None,
-    };
+async fn run(request: FitRequest, sink: ProgressSink, cancel: CancelToken, repaint: egui::Context) -> Result<FitResult, String> {
+    let options = ObjectiveOptions { log_transform: request.settings.log_transform, roughness_limit: None };
     let objective = Objective::new(&request.model, options).map_err(|e| e.to_string())?;
     // One CPU evaluation (microseconds) for the "χ² start → end" line.
     let start = vec![objective.start()];
-    let start_chi2 = run_if_ready(objective.chi2_batch(Engine::Cpu, &start))
-        .and_then(|r| r.ok())
-        .and_then(|v| v.first().copied())
-        .unwrap_or(f64::NAN);
+    let start_chi2 = run_if_ready(objective.chi2_batch(Engine::Cpu, &start)).and_then(|r| r.ok()).and_then(|v| v.first().copied()).unwrap_or(f64::NAN);
     let worker = ready(request.settings.device).await?;
     let (model, fit) = fit_options(&request)?;
     let message = Object::new();
@@ -62,17 +44,9 @@ async fn run(
     let id = worker.next_id();
     let cancel_sent = Rc::new(Cell::new(false));
     let on_progress: ProgressFn = {
-        let (worker, cancel, sent, repaint) = (
-            worker.clone(),
-            cancel.clone(),
-            cancel_sent.clone(),
-            repaint.clone(),
-        );
+        let (worker, cancel, sent, repaint) = (worker.clone(), cancel.clone(), cancel_sent.clone(), repaint.clone());
         Box::new(move |p: &JsValue| {
-            let text = js_sys::JSON::stringify(p)
-                .ok()
-                .and_then(|s| s.as_string())
-                .unwrap_or_default();
+            let text = js_sys::JSON::stringify(p).ok().and_then(|s| s.as_string()).unwrap_or_default();
             if let Some(p) = serde_json::from_str(&text).ok().as_ref().and_then(progress) {
                 if let Ok(mut slot) = sink.lock() {
                     *slot = Some(p);
@@ -85,21 +59,13 @@ async fn run(
             }
         })
     };
-    let answer = JsFuture::from(worker.request(message, Some(on_progress))?)
-        .await
-        .map_err(|e| js_error(&e))?;
+    let answer = JsFuture::from(worker.request(message, Some(on_progress))?).await.map_err(|e| js_error(&e))?;
     // The samples travel as a Float64Array; the rest of the result as JSON text.
     let mcmc = get(&answer, "mcmc");
-    let samples = get(&mcmc, "sample_values")
-        .dyn_into::<js_sys::Float64Array>()
-        .ok()
-        .map(|a| a.to_vec());
+    let samples = get(&mcmc, "sample_values").dyn_into::<js_sys::Float64Array>().ok().map(|a| a.to_vec());
     if samples.is_some() {
         let _ = Reflect::delete_property(mcmc.unchecked_ref::<Object>(), &"sample_values".into());
     }
-    let json = js_sys::JSON::stringify(&answer)
-        .ok()
-        .and_then(|s| s.as_string())
-        .ok_or("the fit worker's result is not JSON")?;
+    let json = js_sys::JSON::stringify(&answer).ok().and_then(|s| s.as_string()).ok_or("the fit worker's result is not JSON")?;
     fit_result(&json, samples, &request, start_chi2)
 }

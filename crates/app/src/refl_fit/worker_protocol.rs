@@ -14,10 +14,7 @@ use super::{DeState, FitRequest, FitResult, McmcSummary, Method, Progress, Stage
 /// The `fit` request's `model` and `options` for `request` (the worker's `FitOptions`).
 pub fn fit_options(request: &FitRequest) -> Result<(String, Value), String> {
     let s = &request.settings;
-    let model = request
-        .model
-        .to_json(request.model.values())
-        .map_err(|e| e.to_string())?;
+    let model = request.model.to_json(request.model.values()).map_err(|e| e.to_string())?;
     let method = match (&request.start, s.method) {
         (Start::Polish, _) | (_, Method::Lm) => "lm",
         (_, Method::DeLm) => "de",
@@ -55,11 +52,7 @@ pub fn progress(p: &Value) -> Option<Progress> {
         "mcmc" => Stage::Mcmc,
         _ => return None,
     };
-    let count = |k: &str| {
-        p.get(k)
-            .and_then(Value::as_f64)
-            .map(|v| v.max(0.0) as usize)
-    };
+    let count = |k: &str| p.get(k).and_then(Value::as_f64).map(|v| v.max(0.0) as usize);
     Some(Progress {
         stage,
         iteration: count("iteration")?,
@@ -72,14 +65,11 @@ pub fn progress(p: &Value) -> Option<Progress> {
 }
 
 fn field<'v>(o: &'v Value, k: &str) -> Result<&'v Value, String> {
-    o.get(k)
-        .ok_or_else(|| format!("the fit worker's result has no \"{k}\""))
+    o.get(k).ok_or_else(|| format!("the fit worker's result has no \"{k}\""))
 }
 
 fn number(o: &Value, k: &str) -> Result<f64, String> {
-    field(o, k)?
-        .as_f64()
-        .ok_or_else(|| format!("the fit worker's result: \"{k}\" is not a number"))
+    field(o, k)?.as_f64().ok_or_else(|| format!("the fit worker's result: \"{k}\" is not a number"))
 }
 
 fn numbers(v: &Value, what: &str) -> Result<Vec<f64>, String> {
@@ -93,29 +83,15 @@ fn numbers(v: &Value, what: &str) -> Result<Vec<f64>, String> {
 
 /// The worker's result (JSON text, `mcmc.sample_values` taken out and given as `sample_values`,
 /// row-major) for `request`, with the χ² at the start values computed by the caller.
-pub fn fit_result(
-    json: &str,
-    sample_values: Option<Vec<f64>>,
-    request: &FitRequest,
-    start_chi2: f64,
-) -> Result<FitResult, String> {
-    let r: Value =
-        serde_json::from_str(json).map_err(|e| format!("the fit worker's result: {e}"))?;
-    let options = ObjectiveOptions {
-        log_transform: request.settings.log_transform,
-        roughness_limit: None,
-    };
+pub fn fit_result(json: &str, sample_values: Option<Vec<f64>>, request: &FitRequest, start_chi2: f64) -> Result<FitResult, String> {
+    let r: Value = serde_json::from_str(json).map_err(|e| format!("the fit worker's result: {e}"))?;
+    let options = ObjectiveOptions { log_transform: request.settings.log_transform, roughness_limit: None };
     let objective = Objective::new(&request.model, options).map_err(|e| e.to_string())?;
     let names: Vec<String> = objective.names().iter().map(|n| n.to_string()).collect();
-    let parameters = field(&r, "parameters")?
-        .as_object()
-        .cloned()
-        .unwrap_or_else(Map::new);
+    let parameters = field(&r, "parameters")?.as_object().cloned().unwrap_or_else(Map::new);
     let (mut x, mut stderr) = (Vec::new(), Vec::new());
     for name in &names {
-        let p = parameters
-            .get(name)
-            .ok_or_else(|| format!("the fit worker's result lacks parameter {name}"))?;
+        let p = parameters.get(name).ok_or_else(|| format!("the fit worker's result lacks parameter {name}"))?;
         x.push(number(p, "value")?);
         stderr.push(p.get("stderr").and_then(Value::as_f64).unwrap_or(f64::NAN));
     }
@@ -144,10 +120,7 @@ pub fn fit_result(
         n_points: number(&r, "n_points")? as usize,
         evaluations: number(&r, "evaluations")? as usize,
         seconds: number(&r, "seconds")?,
-        engine: format!(
-            "web worker: {}",
-            field(&r, "backend")?.as_str().unwrap_or("?")
-        ),
+        engine: format!("web worker: {}", field(&r, "backend")?.as_str().unwrap_or("?")),
         de,
         mcmc,
         cancelled,
@@ -165,58 +138,31 @@ fn de_state(s: &Value, r: &Value, dim: usize) -> Result<DeState, String> {
         .collect::<Result<_, _>>()?;
     let energies = numbers(field(s, "energies")?, "state.energies")?;
     if population.len() != energies.len() || population.iter().any(|m| m.len() != dim) {
-        return Err(format!(
-            "the fit worker's state: {} members, {} energies, {dim} parameters do not match",
-            population.len(),
-            energies.len()
-        ));
+        return Err(format!("the fit worker's state: {} members, {} energies, {dim} parameters do not match", population.len(), energies.len()));
     }
-    let best = (0..energies.len())
-        .min_by(|&a, &b| energies[a].total_cmp(&energies[b]))
-        .ok_or("the fit worker's state has an empty population")?;
+    let best = (0..energies.len()).min_by(|&a, &b| energies[a].total_cmp(&energies[b])).ok_or("the fit worker's state has an empty population")?;
     let generations = number(s, "generations")? as usize;
     let converged = r.get("converged").and_then(Value::as_bool).unwrap_or(false);
     Ok(DeState {
-        result: DeResult {
-            x: population[best].clone(),
-            chi2: energies[best],
-            evaluations: number(s, "evaluations")? as usize,
-            generations,
-            converged,
-            population,
-            energies,
-        },
+        result: DeResult { x: population[best].clone(), chi2: energies[best], evaluations: number(s, "evaluations")? as usize, generations, converged, population, energies },
         generations,
         converged,
     })
 }
 
 /// The result's `mcmc` summary with its samples (values = medians, as the worker reports them).
-fn mcmc_summary(
-    m: &Value,
-    median: &[f64],
-    values: Option<Vec<f64>>,
-    dim: usize,
-) -> Result<McmcSummary, String> {
+fn mcmc_summary(m: &Value, median: &[f64], values: Option<Vec<f64>>, dim: usize) -> Result<McmcSummary, String> {
     let values = values.unwrap_or_default();
     if dim == 0 || !values.len().is_multiple_of(dim) {
-        return Err(format!(
-            "the fit worker's samples: {} values are not rows of {dim}",
-            values.len()
-        ));
+        return Err(format!("the fit worker's samples: {} values are not rows of {dim}", values.len()));
     }
-    let samples = (0..dim)
-        .map(|k| values.iter().skip(k).step_by(dim).copied().collect())
-        .collect();
+    let samples = (0..dim).map(|k| values.iter().skip(k).step_by(dim).copied().collect()).collect();
     Ok(McmcSummary {
         samples,
         median: median.to_vec(),
         lower_68: numbers(field(m, "lower_68")?, "mcmc.lower_68")?,
         upper_68: numbers(field(m, "upper_68")?, "mcmc.upper_68")?,
         acceptance_fraction: number(m, "acceptance_fraction")?,
-        autocorrelation_time: numbers(
-            field(m, "autocorrelation_time")?,
-            "mcmc.autocorrelation_time",
-        )?,
+        autocorrelation_time: numbers(field(m, "autocorrelation_time")?, "mcmc.autocorrelation_time")?,
     })
 }

@@ -52,20 +52,11 @@ impl ReflInputs {
     /// The built-in example a newcomer sees first: a 200 Å uniaxial organic film on a thin
     /// oxide on silicon at 250 eV (near the carbon K edge, where the film's anisotropy shows).
     pub fn example() -> Self {
-        let film = Layer {
-            thickness: 200.0,
-            roughness: 4.0,
-            delta_o: 1.8e-3,
-            beta_o: 1.0e-4,
-            delta_e: 2.2e-3,
-            beta_e: 1.2e-4,
-        };
+        let film = Layer { thickness: 200.0, roughness: 4.0, delta_o: 1.8e-3, beta_o: 1.0e-4, delta_e: 2.2e-3, beta_e: 1.2e-4 };
         let oxide = Layer::isotropic(15.0, 3.0, 4.5e-3, 1.5e-3);
         let silicon = Layer::isotropic(0.0, 3.0, 5.97e-3, 4.25e-3);
         Self {
-            stack: Stack {
-                layers: vec![Layer::VACUUM, film, oxide, silicon],
-            },
+            stack: Stack { layers: vec![Layer::VACUUM, film, oxide, silicon] },
             materials: vec![LayerMaterial::MANUAL; 4],
             energy_ev: 250.0,
             q_min: 0.005,
@@ -84,15 +75,7 @@ impl ReflInputs {
             n => {
                 let step = (self.q_max - self.q_min) / (n - 1) as f64;
                 // The last point is set exactly so that q_max itself is what the engine checks.
-                (0..n)
-                    .map(|i| {
-                        if i + 1 == n {
-                            self.q_max
-                        } else {
-                            self.q_min + step * i as f64
-                        }
-                    })
-                    .collect()
+                (0..n).map(|i| if i + 1 == n { self.q_max } else { self.q_min + step * i as f64 }).collect()
             }
         }
     }

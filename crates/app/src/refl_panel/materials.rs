@@ -22,17 +22,11 @@ impl Default for LayerMaterial {
 
 impl LayerMaterial {
     /// δ and β typed in the table.
-    pub const MANUAL: LayerMaterial = LayerMaterial {
-        formula: String::new(),
-        density_g_cm3: 1.0,
-    };
+    pub const MANUAL: LayerMaterial = LayerMaterial { formula: String::new(), density_g_cm3: 1.0 };
 
     /// A formula and density.
     pub fn compound(formula: &str, density_g_cm3: f64) -> Self {
-        Self {
-            formula: formula.to_owned(),
-            density_g_cm3,
-        }
+        Self { formula: formula.to_owned(), density_g_cm3 }
     }
 
     /// Whether δ and β come from the formula (else from the table).
@@ -42,16 +36,7 @@ impl LayerMaterial {
 }
 
 /// Common materials of soft X-ray reflectivity, with bulk densities (g/cm³), offered as presets.
-pub const PRESETS: [(&str, f64); 8] = [
-    ("Si", 2.33),
-    ("SiO2", 2.2),
-    ("Si3N4", 3.17),
-    ("Au", 19.3),
-    ("Cr", 7.19),
-    ("C8H8", 1.05),
-    ("C5H8O2", 1.18),
-    ("H2O", 1.0),
-];
+pub const PRESETS: [(&str, f64); 8] = [("Si", 2.33), ("SiO2", 2.2), ("Si3N4", 3.17), ("Au", 19.3), ("Cr", 7.19), ("C8H8", 1.05), ("C5H8O2", 1.18), ("H2O", 1.0)];
 
 /// Sets δ and β of every layer whose material is a compound, at `energy_ev`. `materials` is
 /// first padded or cut to one entry per layer. Returns a message per layer that could not be
@@ -63,8 +48,7 @@ pub fn apply(stack: &mut Stack, materials: &mut Vec<LayerMaterial>, energy_ev: f
         if !m.is_compound() {
             continue;
         }
-        let constants = Compound::new(m.formula.trim(), m.density_g_cm3)
-            .and_then(|c| c.optical_constants(energy_ev));
+        let constants = Compound::new(m.formula.trim(), m.density_g_cm3).and_then(|c| c.optical_constants(energy_ev));
         match constants {
             Ok(c) => {
                 (layer.delta_o, layer.beta_o) = (c.delta_o, c.beta_o);

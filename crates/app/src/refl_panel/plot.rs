@@ -57,41 +57,14 @@ pub struct Series {
 pub fn series(view: PlotView, computed: &Computed) -> Vec<Series> {
     let (q, r) = (&computed.q, &computed.reflectivity);
     match view {
-        PlotView::LogR => vec![
-            Series {
-                name: "R_s",
-                points: log_points(q, &r.r_s),
-            },
-            Series {
-                name: "R_p",
-                points: log_points(q, &r.r_p),
-            },
-        ],
+        PlotView::LogR => vec![Series { name: "R_s", points: log_points(q, &r.r_s) }, Series { name: "R_p", points: log_points(q, &r.r_p) }],
         PlotView::RQ4 => {
-            let q4 =
-                |r: &[f64]| -> Vec<f64> { q.iter().zip(r).map(|(q, r)| r * q.powi(4)).collect() };
-            vec![
-                Series {
-                    name: "R_s",
-                    points: log_points(q, &q4(&r.r_s)),
-                },
-                Series {
-                    name: "R_p",
-                    points: log_points(q, &q4(&r.r_p)),
-                },
-            ]
+            let q4 = |r: &[f64]| -> Vec<f64> { q.iter().zip(r).map(|(q, r)| r * q.powi(4)).collect() };
+            vec![Series { name: "R_s", points: log_points(q, &q4(&r.r_s)) }, Series { name: "R_p", points: log_points(q, &q4(&r.r_p)) }]
         }
         PlotView::Anisotropy => {
-            let points = q
-                .iter()
-                .zip(r.anisotropy())
-                .filter(|(_, a)| a.is_finite())
-                .map(|(&q, a)| [q, a])
-                .collect();
-            vec![Series {
-                name: "anisotropy",
-                points,
-            }]
+            let points = q.iter().zip(r.anisotropy()).filter(|(_, a)| a.is_finite()).map(|(&q, a)| [q, a]).collect();
+            vec![Series { name: "anisotropy", points }]
         }
     }
 }
@@ -99,35 +72,21 @@ pub fn series(view: PlotView, computed: &Computed) -> Vec<Series> {
 /// Draws the curves of `computed` in `view` (an empty plot when there is none), `width` wide.
 pub fn show(ui: &mut egui::Ui, view: PlotView, computed: Option<&Computed>, width: f32) {
     let lines = computed.map(|c| series(view, c)).unwrap_or_default();
-    Plot::new("refl_plot")
-        .legend(Legend::default())
-        .width(width)
-        .height(ui.available_height())
-        .x_axis_label("q (Å⁻¹)")
-        .y_axis_label(view.y_label())
-        .show(ui, |plot_ui| {
-            for s in lines {
-                let color = match s.name {
-                    "R_s" => COLOR_S,
-                    "R_p" => COLOR_P,
-                    _ => COLOR_A,
-                };
-                plot_ui.line(
-                    Line::new(s.name, PlotPoints::from(s.points))
-                        .color(color)
-                        .width(1.5),
-                );
-            }
-        });
+    Plot::new("refl_plot").legend(Legend::default()).width(width).height(ui.available_height()).x_axis_label("q (Å⁻¹)").y_axis_label(view.y_label()).show(ui, |plot_ui| {
+        for s in lines {
+            let color = match s.name {
+                "R_s" => COLOR_S,
+                "R_p" => COLOR_P,
+                _ => COLOR_A,
+            };
+            plot_ui.line(Line::new(s.name, PlotPoints::from(s.points)).color(color).width(1.5));
+        }
+    });
 }
 
 /// (q, log10 R) pairs; R ≤ 0 (underflow) has no logarithm and is left out rather than drawn at −∞.
 pub fn log_points(q: &[f64], r: &[f64]) -> Vec<[f64; 2]> {
-    q.iter()
-        .zip(r)
-        .filter(|(_, &r)| r > 0.0 && r.is_finite())
-        .map(|(&q, &r)| [q, r.log10()])
-        .collect()
+    q.iter().zip(r).filter(|(_, &r)| r > 0.0 && r.is_finite()).map(|(&q, &r)| [q, r.log10()]).collect()
 }
 
 #[cfg(test)]

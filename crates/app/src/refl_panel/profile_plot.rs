@@ -23,20 +23,12 @@ impl DepthProfile {
     pub fn new(stack: &Stack) -> Self {
         let z = depth_grid(stack, SAMPLES);
         let constants = profile_at(stack, &z);
-        Self {
-            stack: stack.clone(),
-            z,
-            constants,
-        }
+        Self { stack: stack.clone(), z, constants }
     }
 
     /// (z, value) points of one constant, picked by `pick`.
     pub fn points(&self, pick: impl Fn(&OpticalConstants) -> f64) -> Vec<[f64; 2]> {
-        self.z
-            .iter()
-            .zip(&self.constants)
-            .map(|(&z, c)| [z, pick(c)])
-            .collect()
+        self.z.iter().zip(&self.constants).map(|(&z, c)| [z, pick(c)]).collect()
     }
 }
 
@@ -58,11 +50,7 @@ pub fn show(ui: &mut egui::Ui, profile: &DepthProfile, width: f32) {
         .y_axis_label("δ, β")
         .show(ui, |plot_ui| {
             for (name, pick, color) in lines {
-                plot_ui.line(
-                    Line::new(name, PlotPoints::from(profile.points(pick)))
-                        .color(color)
-                        .width(1.5),
-                );
+                plot_ui.line(Line::new(name, PlotPoints::from(profile.points(pick))).color(color).width(1.5));
             }
         });
 }

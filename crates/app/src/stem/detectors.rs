@@ -123,10 +123,7 @@ impl Detector {
         let shape = match self.shape {
             Shape::Disc { center, radius } => DetectorShape::Annulus(Annulus { center, inner: 0.0, outer: radius }),
             Shape::Annulus { center, inner, outer } => DetectorShape::Annulus(Annulus { center, inner, outer }),
-            Shape::Rect { rows, cols } => DetectorShape::Rect {
-                rows: rows[0].min(det[0])..rows[1].min(det[0]),
-                cols: cols[0].min(det[1])..cols[1].min(det[1]),
-            },
+            Shape::Rect { rows, cols } => DetectorShape::Rect { rows: rows[0].min(det[0])..rows[1].min(det[0]), cols: cols[0].min(det[1])..cols[1].min(det[1]) },
         };
         VirtualDetector { name: self.name.clone(), shape }
     }

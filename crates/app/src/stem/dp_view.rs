@@ -12,7 +12,14 @@ use super::view::scale_bar;
 use super::{DpSource, Drag, StemPanel};
 
 /// Detector outline colours, by index.
-const COLOURS: [Color32; 6] = [Color32::from_rgb(80, 220, 255), Color32::from_rgb(255, 170, 60), Color32::from_rgb(140, 255, 120), Color32::from_rgb(255, 110, 200), Color32::from_rgb(255, 255, 110), Color32::from_rgb(190, 150, 255)];
+const COLOURS: [Color32; 6] = [
+    Color32::from_rgb(80, 220, 255),
+    Color32::from_rgb(255, 170, 60),
+    Color32::from_rgb(140, 255, 120),
+    Color32::from_rgb(255, 110, 200),
+    Color32::from_rgb(255, 255, 110),
+    Color32::from_rgb(190, 150, 255),
+];
 
 /// Pointer distance (points) within which an edge is grabbed.
 const GRAB: f32 = 6.0;

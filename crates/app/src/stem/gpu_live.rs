@@ -142,9 +142,8 @@ impl GpuLive {
             State::Idle => {
                 let Ok(ctx) = self.ctx.clone() else { return finished };
                 let (det, n, wide) = (data.det, data.n_frames(), data.kind() == PixelKind::U32);
-                self.state = State::Creating(compute_job::spawn(repaint.clone(), move || async move {
-                    ResidentGpu::new(&ctx, det, n, wide, None).await.map_err(|e| e.to_string())
-                }));
+                self.state =
+                    State::Creating(compute_job::spawn(repaint.clone(), move || async move { ResidentGpu::new(&ctx, det, n, wide, None).await.map_err(|e| e.to_string()) }));
             }
             State::Creating(job) => match job.poll() {
                 JobPoll::Pending => {}

@@ -40,8 +40,8 @@ use scatterlab_stem::reduce::{DetectorImages, FusedResult, Probe, VectorField, V
 use web_time::Instant;
 
 use detectors::{Detector, Handle, Shape};
-use gpu_live::{GpuLive, StemDevice};
 use dpc::{DpcProducts, DpcRotation};
+use gpu_live::{GpuLive, StemDevice};
 use loader::Loader;
 use resident::{Resident, ScanRegion};
 use view::{Display, ImageView, Transform};
@@ -86,7 +86,12 @@ pub struct Displays {
 impl Default for Displays {
     fn default() -> Self {
         use scatterlab_stem::reduce::colormap::Colormap;
-        Self { dp: Display::new(Colormap::Inferno, Transform::Log), image: Display::new(Colormap::Gray, Transform::Linear), idpc: Display::new(Colormap::Gray, Transform::Linear), com: Display::signed() }
+        Self {
+            dp: Display::new(Colormap::Inferno, Transform::Log),
+            image: Display::new(Colormap::Gray, Transform::Linear),
+            idpc: Display::new(Colormap::Gray, Transform::Linear),
+            com: Display::signed(),
+        }
     }
 }
 

@@ -106,7 +106,11 @@ pub fn bar_number(v: f64) -> String {
     let decimals = (3 - a.log10().floor() as i32).max(0) as usize;
     let s = format!("{v:.decimals$}");
     // 0.5000 → 0.5: trailing zeros say nothing.
-    if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_owned() } else { s }
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
 }
 
 /// A vertical colour bar `height` points tall: `display`'s colormap from `limits.0` (bottom) to
@@ -177,7 +181,8 @@ mod tests {
 
     #[test]
     fn bar_numbers_stay_short() {
-        let cases = [(17168.525, "17169"), (71.4359, "71.44"), (-0.8712, "-0.8712"), (0.5, "0.5"), (4790.255, "4790"), (2.0, "2"), (123456.0, "1.23e5"), (0.001234, "1.23e-3"), (0.0, "0")];
+        let cases =
+            [(17168.525, "17169"), (71.4359, "71.44"), (-0.8712, "-0.8712"), (0.5, "0.5"), (4790.255, "4790"), (2.0, "2"), (123456.0, "1.23e5"), (0.001234, "1.23e-3"), (0.0, "0")];
         for (v, want) in cases {
             assert_eq!(bar_number(v), want, "{v}");
         }

@@ -4,8 +4,8 @@
 //! pattern. All sums are the STEM crate's exact integer ones.
 
 use scatterlab_stem::load::{Calibration, PixelData, PixelKind, PixelSlice};
-use scatterlab_stem::sampling::{detector_sampling, DetectorSampling};
 use scatterlab_stem::reduce::{detector_images, DetectorImages, FusedPass, FusedResult, VirtualDetector};
+use scatterlab_stem::sampling::{detector_sampling, DetectorSampling};
 
 /// Bytes of frames the workspace keeps in memory at most (phase 1 holds every frame).
 #[cfg(not(target_arch = "wasm32"))]

@@ -138,10 +138,7 @@ impl StagedFiles {
 
     /// Bytes held now: whole files and metadata ranges (what this set costs in memory).
     pub fn held_bytes(&self) -> u64 {
-        self.files
-            .iter()
-            .filter_map(|f| f.bytes.lock().ok().map(|h| h.whole.as_ref().map_or(0, |w| w.len() as u64) + h.ranges.values().map(|r| r.len() as u64).sum::<u64>()))
-            .sum()
+        self.files.iter().filter_map(|f| f.bytes.lock().ok().map(|h| h.whole.as_ref().map_or(0, |w| w.len() as u64) + h.ranges.values().map(|r| r.len() as u64).sum::<u64>())).sum()
     }
 }
 
@@ -180,12 +177,13 @@ impl Storage for StagedStorage {
         let end = offset.saturating_add(len as u64);
         let not_here = || std::io::Error::other(format!("{}: bytes {offset}..{end} are not fetched yet", self.file.name));
         if end > self.file.len {
-            return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, format!("{}: bytes {offset}..{end} lie past its end ({} bytes)", self.file.name, self.file.len)).into());
+            return Err(
+                std::io::Error::new(std::io::ErrorKind::UnexpectedEof, format!("{}: bytes {offset}..{end} lie past its end ({} bytes)", self.file.name, self.file.len)).into()
+            );
         }
         let held = self.file.bytes.lock().map_err(|_| not_here())?;
-        let found = held.whole.as_ref().map(|w| (0u64, w)).or_else(|| {
-            held.ranges.range(..=offset).next_back().filter(|(&start, r)| start + r.len() as u64 >= end).map(|(&s, r)| (s, r))
-        });
+        let found =
+            held.whole.as_ref().map(|w| (0u64, w)).or_else(|| held.ranges.range(..=offset).next_back().filter(|(&start, r)| start + r.len() as u64 >= end).map(|(&s, r)| (s, r)));
         if let Some((start, bytes)) = found {
             return StorageBuffer::from_shared(bytes.clone(), (offset - start) as usize, len);
         }

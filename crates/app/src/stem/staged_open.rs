@@ -158,7 +158,8 @@ mod tests {
     #[test]
     fn opening_fetches_the_index_not_the_chunks() {
         let dir = fixtures();
-        let names: Vec<String> = ["dev_medium_master.h5", "dev_medium_data_000001.h5", "dev_medium_data_000002.h5", "dev_medium_data_000003.h5", "dev_medium_data_000004.h5"].map(String::from).to_vec();
+        let names: Vec<String> =
+            ["dev_medium_master.h5", "dev_medium_data_000001.h5", "dev_medium_data_000002.h5", "dev_medium_data_000003.h5", "dev_medium_data_000004.h5"].map(String::from).to_vec();
         let sizes: Vec<u64> = names.iter().map(|n| std::fs::metadata(dir.join(n)).map(|m| m.len()).unwrap_or(0)).collect();
         let files = StagedFiles::new(names.iter().cloned().zip(sizes.iter().copied()));
         let (mut fetches, mut bytes) = (0u64, 0u64);

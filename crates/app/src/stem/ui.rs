@@ -107,10 +107,7 @@ impl StemPanel {
                 }
             }
             if let Some(d) = &self.data {
-                ui.label(format!(
-                    "{} · scan {}×{} · detector {}×{} · {} masked px",
-                    d.name, d.scan[0], d.scan[1], d.det[0], d.det[1], d.n_masked
-                ));
+                ui.label(format!("{} · scan {}×{} · detector {}×{} · {} masked px", d.name, d.scan[0], d.scan[1], d.det[0], d.det[1], d.n_masked));
             }
         });
         if let (Some(d), true) = (&self.data, self.is_loading()) {
@@ -260,7 +257,13 @@ impl StemPanel {
             self.select_from = Some(at(response.rect.clamp(origin)));
         }
         let end = at(response.rect.clamp(pos));
-        let start = if response.clicked() { Some(end) } else if response.dragged() { self.select_from } else { None };
+        let start = if response.clicked() {
+            Some(end)
+        } else if response.dragged() {
+            self.select_from
+        } else {
+            None
+        };
         if let Some(s) = start {
             self.selection = Some(ScanRegion { rows: [s[0].min(end[0]), s[0].max(end[0]) + 1], cols: [s[1].min(end[1]), s[1].max(end[1]) + 1] });
             self.dp_source = DpSource::Selection;

@@ -85,7 +85,8 @@ impl StemPanel {
         // A file given as bytes belonged to the previous acquisition (a browser open sets its own after).
         keep.4.set_extra(None);
         let (export, device, live) = (self.export.settings(), self.device, self.live.fresh());
-        *self = StemPanel { path: keep.0, displays: keep.1, load_budget: keep.2, page: keep.3, browser: keep.4, export, device, live, started: true, notes, ..StemPanel::default() };
+        *self =
+            StemPanel { path: keep.0, displays: keep.1, load_budget: keep.2, page: keep.3, browser: keep.4, export, device, live, started: true, notes, ..StemPanel::default() };
         self.data = Some(resident);
         self.loader = Some(Loader::new(source));
     }
@@ -144,7 +145,8 @@ impl StemPanel {
     fn update_gpu(&mut self, ctx: &egui::Context) {
         let Some(data) = &self.data else { return };
         if let Some(done) = self.live.pump(ctx, data) {
-            self.images = Some(VirtualImages { detectors: done.detectors, version: done.version, frames: done.frames, images: done.images, elapsed: done.elapsed, device: StemDevice::Gpu });
+            self.images =
+                Some(VirtualImages { detectors: done.detectors, version: done.version, frames: done.frames, images: done.images, elapsed: done.elapsed, device: StemDevice::Gpu });
         }
         let wanted: Vec<_> = self.detectors.iter().map(|d| d.to_virtual(data.det)).collect();
         let frames = self.live.uploaded();

@@ -186,7 +186,11 @@ impl ImageView {
     /// The height of the image shown `width` points wide (by its aspect).
     pub fn height(&self, width: f32) -> f32 {
         let [rows, cols] = self.shape;
-        if cols > 0 { width * rows as f32 / cols as f32 } else { width }
+        if cols > 0 {
+            width * rows as f32 / cols as f32
+        } else {
+            width
+        }
     }
 
     /// Paints the image `width` points wide (height by its aspect), labelled `label` for screen

@@ -60,4 +60,3 @@ pub fn si_cif() -> String {
     let reference: Value = serde_json::from_str(&text).expect("reference.json parses");
     reference["crystals"]["Si"]["cif"].as_str().expect("Si CIF").to_owned()
 }
-

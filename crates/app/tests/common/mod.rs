@@ -10,10 +10,7 @@ use scatterlab_app::{ReflTab, ScatterlabApp};
 
 /// `shared/fixtures` beside the repository (or `$SCATTERLAB_FIXTURES`), as the refl tests do.
 pub fn fixtures_dir() -> PathBuf {
-    std::env::var_os("SCATTERLAB_FIXTURES").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"),
-        PathBuf::from,
-    )
+    std::env::var_os("SCATTERLAB_FIXTURES").map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"), PathBuf::from)
 }
 
 /// The fixture fit task's path.
@@ -56,9 +53,7 @@ pub fn load(harness: &mut Harness<'_, ScatterlabApp>, path: &std::path::Path) {
     }
     harness.get_by_label("file path").click();
     harness.step();
-    harness
-        .get_by_label("file path")
-        .type_text(path.to_str().expect("UTF-8 path"));
+    harness.get_by_label("file path").type_text(path.to_str().expect("UTF-8 path"));
     harness.step();
     harness.get_by_label("Load").click();
     harness.step();

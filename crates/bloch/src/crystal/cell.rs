@@ -63,18 +63,8 @@ impl Cell {
         let [alpha, beta, gamma] = self.angles_deg.map(f64::to_radians);
         let (cos_alpha, cos_beta, cos_gamma) = (alpha.cos(), beta.cos(), gamma.cos());
         let sin_gamma = gamma.sin();
-        let volume_factor = (1.0 - cos_alpha * cos_alpha - cos_beta * cos_beta - cos_gamma * cos_gamma
-            + 2.0 * cos_alpha * cos_beta * cos_gamma)
-            .sqrt();
-        [
-            [a, 0.0, 0.0],
-            [b * cos_gamma, b * sin_gamma, 0.0],
-            [
-                c * cos_beta,
-                c * (cos_alpha - cos_beta * cos_gamma) / sin_gamma,
-                c * volume_factor / sin_gamma,
-            ],
-        ]
+        let volume_factor = (1.0 - cos_alpha * cos_alpha - cos_beta * cos_beta - cos_gamma * cos_gamma + 2.0 * cos_alpha * cos_beta * cos_gamma).sqrt();
+        [[a, 0.0, 0.0], [b * cos_gamma, b * sin_gamma, 0.0], [c * cos_beta, c * (cos_alpha - cos_beta * cos_gamma) / sin_gamma, c * volume_factor / sin_gamma]]
     }
 
     /// Reciprocal basis as rows a*, b*, c* (Å⁻¹, no 2π) = inverse(direct)ᵀ; NaN when the cell
@@ -125,10 +115,7 @@ impl Cell {
         let volume = self.volume();
         let fraction = volume / (self.lengths[0] * self.lengths[1] * self.lengths[2]);
         if !(volume.is_finite() && fraction.is_finite() && fraction >= MIN_VOLUME_FRACTION) {
-            return Err(format!(
-                "cell angles {:?} give a degenerate cell (volume {volume:.3e} Å³, V/(abc) = {fraction:.3e} < {MIN_VOLUME_FRACTION:e})",
-                self.angles_deg
-            ));
+            return Err(format!("cell angles {:?} give a degenerate cell (volume {volume:.3e} Å³, V/(abc) = {fraction:.3e} < {MIN_VOLUME_FRACTION:e})", self.angles_deg));
         }
         Ok(())
     }

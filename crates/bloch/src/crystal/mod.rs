@@ -12,11 +12,11 @@ mod validate;
 #[cfg(test)]
 mod validate_tests;
 
-pub use cell::{Mat3, MIN_VOLUME_FRACTION};
 pub(crate) use cell::{aniso_matrix, congruence};
+pub use cell::{Mat3, MIN_VOLUME_FRACTION};
 pub use cif::{parse_cif, parse_cif_asymmetric};
-pub use sites::{AsymmetricUnit, ImageOf};
 pub use elements::{atomic_number, element_symbol};
+pub use sites::{AsymmetricUnit, ImageOf};
 pub use symmetry::{expand_to_p1, wrap_unit, SymOp, DUPLICATE_TOLERANCE_FRAC};
 pub use validate::ADP_EIGENVALUE_TOLERANCE;
 

@@ -56,9 +56,7 @@ impl AsymmetricUnit {
     }
 
     fn site(&self, site: usize) -> Result<&Atom, BlochError> {
-        self.sites.get(site).ok_or_else(|| {
-            InputError::new(format!("crystal {:?}: site {site}", self.name), format!("out of range ({} sites)", self.sites.len())).into()
-        })
+        self.sites.get(site).ok_or_else(|| InputError::new(format!("crystal {:?}: site {site}", self.name), format!("out of range ({} sites)", self.sites.len())).into())
     }
 
     /// The operators that map site `site` onto itself modulo lattice translations (within
@@ -75,8 +73,7 @@ impl AsymmetricUnit {
         let stabiliser = self.stabiliser(site)?;
         let count = stabiliser.len() as f64;
         // Rows of Pᵀ span the column space of P, the invariant subspace.
-        let rows: Vec<Vec<f64>> =
-            (0..3).map(|col| (0..3).map(|row| stabiliser.iter().map(|op| op.rotation[row][col]).sum::<f64>() / count).collect()).collect();
+        let rows: Vec<Vec<f64>> = (0..3).map(|col| (0..3).map(|row| stabiliser.iter().map(|op| op.rotation[row][col]).sum::<f64>() / count).collect()).collect();
         Ok(row_echelon(rows).into_iter().map(|r| [r[0], r[1], r[2]]).collect())
     }
 

@@ -66,10 +66,7 @@ fn parse_component(text: &str) -> Option<([f64; 3], f64)> {
 
 impl SymOp {
     /// The identity.
-    pub const IDENTITY: SymOp = SymOp {
-        rotation: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
-        translation: [0.0; 3],
-    };
+    pub const IDENTITY: SymOp = SymOp { rotation: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], translation: [0.0; 3] };
 
     /// Parses an operator such as `-y+1/4, x+3/4, z` (case-insensitive, spaces ignored,
     /// fractions or decimals, `1/2+x` order allowed). R must have determinant ±1.
@@ -81,14 +78,12 @@ impl SymOp {
         }
         let mut op = SymOp { rotation: [[0.0; 3]; 3], translation: [0.0; 3] };
         for (i, part) in parts.iter().enumerate() {
-            let (row, shift) =
-                parse_component(part).ok_or_else(|| format!("cannot read {part:?} in symmetry operator {text:?}"))?;
+            let (row, shift) = parse_component(part).ok_or_else(|| format!("cannot read {part:?} in symmetry operator {text:?}"))?;
             op.rotation[i] = row;
             op.translation[i] = shift;
         }
         let r = op.rotation;
-        let det = r[0][0] * (r[1][1] * r[2][2] - r[1][2] * r[2][1]) - r[0][1] * (r[1][0] * r[2][2] - r[1][2] * r[2][0])
-            + r[0][2] * (r[1][0] * r[2][1] - r[1][1] * r[2][0]);
+        let det = r[0][0] * (r[1][1] * r[2][2] - r[1][2] * r[2][1]) - r[0][1] * (r[1][0] * r[2][2] - r[1][2] * r[2][0]) + r[0][2] * (r[1][0] * r[2][1] - r[1][1] * r[2][0]);
         if (det.abs() - 1.0).abs() > 1e-9 {
             return Err(format!("symmetry operator {text:?} has determinant {det}, not ±1"));
         }

@@ -84,9 +84,7 @@ fn unknown_element_and_structural_errors() {
     assert!(cif_error(parse_cif("x", &dangling)).2.contains("without a value"));
     let save = format!("{HEADER}save_frame\n");
     assert_eq!(cif_error(parse_cif("x", &save)).1, "save_frame");
-    let no_adp = format!(
-        "{HEADER}_space_group_IT_number 1\nloop_\n_atom_site_label\n_atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\nSi1 0 0 0\n"
-    );
+    let no_adp = format!("{HEADER}_space_group_IT_number 1\nloop_\n_atom_site_label\n_atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\nSi1 0 0 0\n");
     assert_eq!(cif_error(parse_cif("x", &no_adp)).1, "_atom_site_u_iso_or_equiv");
 }
 
@@ -106,9 +104,7 @@ fn symmetry_operators_parse_and_bad_ones_are_rejected() {
 
 #[test]
 fn without_operators_only_an_explicit_p1_is_accepted() {
-    let rock_salt = |sg: &str| {
-        format!("{HEADER}{sg}\n{}", sites("Na1 Na 0 0 0 0.01\nCl1 Cl 0.5 0.5 0.5 0.01\n")).replace("5.0", "4.0").replace("6.0", "4.0")
-    };
+    let rock_salt = |sg: &str| format!("{HEADER}{sg}\n{}", sites("Na1 Na 0 0 0 0.01\nCl1 Cl 0.5 0.5 0.5 0.01\n")).replace("5.0", "4.0").replace("6.0", "4.0");
     // A symbol or number names several settings: its operators are never assumed (issue 25).
     for (sg, tag) in [
         ("_symmetry_space_group_name_H-M 'F m -3 m'", "_symmetry_space_group_name_h-m"),

@@ -46,8 +46,7 @@ fn symmetric_eigenvalues(m: &Mat3) -> [f64; 3] {
     let p2 = (m[0][0] - q).powi(2) + (m[1][1] - q).powi(2) + (m[2][2] - q).powi(2) + 2.0 * off;
     let p = (p2 / 6.0).sqrt();
     let b: Mat3 = std::array::from_fn(|i| std::array::from_fn(|j| (m[i][j] - if i == j { q } else { 0.0 }) / p));
-    let det = b[0][0] * (b[1][1] * b[2][2] - b[1][2] * b[2][1]) - b[0][1] * (b[1][0] * b[2][2] - b[1][2] * b[2][0])
-        + b[0][2] * (b[1][0] * b[2][1] - b[1][1] * b[2][0]);
+    let det = b[0][0] * (b[1][1] * b[2][2] - b[1][2] * b[2][1]) - b[0][1] * (b[1][0] * b[2][2] - b[1][2] * b[2][0]) + b[0][2] * (b[1][0] * b[2][1] - b[1][1] * b[2][0]);
     let phi = (det / 2.0).clamp(-1.0, 1.0).acos() / 3.0;
     let largest = q + 2.0 * p * phi.cos();
     let smallest = q + 2.0 * p * (phi + 2.0 * std::f64::consts::PI / 3.0).cos();

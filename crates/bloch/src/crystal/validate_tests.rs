@@ -26,8 +26,7 @@ fn cif_error(text: &str) -> (usize, String, String) {
 
 #[test]
 fn a_zero_volume_cell_is_an_error() {
-    let text = P1
-        .replace("_cell_angle_alpha 90\n_cell_angle_beta 90\n_cell_angle_gamma 90", "_cell_angle_alpha 120\n_cell_angle_beta 120\n_cell_angle_gamma 120")
+    let text = P1.replace("_cell_angle_alpha 90\n_cell_angle_beta 90\n_cell_angle_gamma 90", "_cell_angle_alpha 120\n_cell_angle_beta 120\n_cell_angle_gamma 120")
         + &sites("Si1 Si 0 0 0 1 0.01\n");
     let (line, tag, message) = cif_error(&text);
     assert_eq!((line, tag.as_str()), (2, "_cell_length_a"));
@@ -46,8 +45,7 @@ fn negative_displacements_and_bad_occupancies_name_the_site_and_line() {
         assert_eq!((line, tag.as_str()), (17, "_atom_site_occupancy"), "{message}");
         assert!(message.contains("\"Si1\"") && message.contains("[0, 1]"), "{message}");
     }
-    let b_iso =
-        P1.to_owned() + "loop_\n_atom_site_label\n_atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\n_atom_site_B_iso_or_equiv\nSi1 0 0 0 -1\n";
+    let b_iso = P1.to_owned() + "loop_\n_atom_site_label\n_atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\n_atom_site_B_iso_or_equiv\nSi1 0 0 0 -1\n";
     assert_eq!(cif_error(&b_iso).1, "_atom_site_b_iso_or_equiv");
     let edges = P1.to_owned() + &sites("Si1 Si 0 0 0 0 0\nO1 O 0.5 0.5 0.5 1 0\n");
     assert!(parse_cif("t", &edges).is_ok(), "occupancy 0 and 1, U_iso 0 are physical");
@@ -77,16 +75,12 @@ fn an_empty_atom_list_is_an_error() {
 }
 
 fn fixtures() -> PathBuf {
-    std::env::var("SCATTERLAB_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
-        .join("bloch")
+    std::env::var("SCATTERLAB_FIXTURES").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")).join("bloch")
 }
 
 #[test]
 fn every_fixture_cif_still_loads() {
-    let reference: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixtures().join("reference.json")).expect("reference.json")).expect("JSON");
+    let reference: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fixtures().join("reference.json")).expect("reference.json")).expect("JSON");
     let crystals = reference["crystals"].as_object().expect("crystals");
     assert_eq!(crystals.len(), 4);
     for (name, entry) in crystals {

@@ -17,8 +17,8 @@ use scatterlab_core::InputError;
 
 pub use assemble::{UnionTable, MAX_UNION};
 pub use real::{eigen_intensities, fast_intensities, real_part_if_real};
-pub use tridiagonal::tridiagonal_intensities;
 pub use support::SupportTable;
+pub use tridiagonal::tridiagonal_intensities;
 
 use crate::beams::{lab_reciprocal_basis, Hkl, Mat3};
 use crate::geometry::Optics;
@@ -94,17 +94,12 @@ impl Frame {
     /// structure-factor support of the frame, for [`SupportTable::compute`]. Marked in a dense
     /// hkl box (a borane frame has 12 million differences but only ~9,000 distinct ones).
     pub fn support(&self) -> Vec<Hkl> {
-        let reach: [i32; 3] =
-            std::array::from_fn(|i| 2 * self.segments.iter().flat_map(|s| s.hkl.iter()).map(|h| h[i].saturating_abs()).max().unwrap_or(0));
+        let reach: [i32; 3] = std::array::from_fn(|i| 2 * self.segments.iter().flat_map(|s| s.hkl.iter()).map(|h| h[i].saturating_abs()).max().unwrap_or(0));
         let sides = reach.map(|r| 2 * r as usize + 1);
         if sides.iter().try_fold(1_usize, |n, &s| n.checked_mul(s)).is_none_or(|n| n > 1 << 26) {
             // Absurd Miller indices: no dense box, sort the differences instead.
-            let mut support: Vec<Hkl> = self
-                .segments
-                .iter()
-                .flat_map(|s| s.hkl.iter().flat_map(|a| s.hkl.iter().map(move |b| [b[0] - a[0], b[1] - a[1], b[2] - a[2]])))
-                .chain([[0, 0, 0]])
-                .collect();
+            let mut support: Vec<Hkl> =
+                self.segments.iter().flat_map(|s| s.hkl.iter().flat_map(|a| s.hkl.iter().map(move |b| [b[0] - a[0], b[1] - a[1], b[2] - a[2]]))).chain([[0, 0, 0]]).collect();
             support.sort_unstable();
             support.dedup();
             return support;

@@ -10,8 +10,8 @@
 use faer::Mat;
 use num_complex::Complex64;
 
-use crate::matrix::{Conventions, StructureMatrix};
 use super::tridiagonal::tridiagonal_intensities;
+use crate::matrix::{Conventions, StructureMatrix};
 use crate::solve::symmetric::symmetric_eigen;
 use crate::solve::{check_propagated, intensities, Solver, FLUX_TOLERANCE};
 use crate::BlochError;
@@ -41,10 +41,8 @@ pub fn eigen_intensities(matrix: &StructureMatrix, thicknesses: &[f64], object: 
         Conventions::DiffBloch => (1.0, vec![1.0; n]),
         Conventions::Abtem => (1.0 / matrix.mii[z], matrix.mii.clone()),
     };
-    let (vectors, values) = symmetric_eigen(a).map_err(|e| BlochError::Numerical {
-        object: object.to_owned(),
-        message: format!("real symmetric eigendecomposition failed ({e:?})"),
-    })?;
+    let (vectors, values) =
+        symmetric_eigen(a).map_err(|e| BlochError::Numerical { object: object.to_owned(), message: format!("real symmetric eigendecomposition failed ({e:?})") })?;
     if values.iter().any(|v| !v.is_finite()) {
         return Err(BlochError::Numerical { object: object.to_owned(), message: "non-finite eigenvalue".to_owned() });
     }

@@ -27,11 +27,7 @@ fn toy_simulation(angles: &[f64], coupling: Coupling) -> Simulation {
 /// The per-tilt segments the rocking curve of `simulation` selects, as a frame.
 fn per_tilt_frame(simulation: &Simulation, table: &dyn StructureFactorTable, optics: &Optics, angles: &[f64]) -> Frame {
     let orientations = tilted_orientations(&simulation.orientation, angles);
-    let segments = orientations
-        .iter()
-        .enumerate()
-        .map(|(i, o)| Segment { hkl: simulation.select_beams(table, optics, o, Cutoff::Strict).unwrap(), tilts: vec![i] })
-        .collect();
+    let segments = orientations.iter().enumerate().map(|(i, o)| Segment { hkl: simulation.select_beams(table, optics, o, Cutoff::Strict).unwrap(), tilts: vec![i] }).collect();
     Frame { name: "toy".to_owned(), direct: DIRECT, orientations, segments, thicknesses_a: simulation.thicknesses_a.clone(), absorption: false }
 }
 

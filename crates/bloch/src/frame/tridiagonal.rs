@@ -31,7 +31,15 @@ pub fn tridiagonal_intensities(matrix: &StructureMatrix, a: &Mat<f64>, thickness
     let n = a.nrows();
     let z = matrix.index_000;
     // Swap 000 into index 0 (a symmetric permutation).
-    let p = |i: usize| if i == 0 { z } else if i == z { 0 } else { i };
+    let p = |i: usize| {
+        if i == 0 {
+            z
+        } else if i == z {
+            0
+        } else {
+            i
+        }
+    };
     let mut trid = Mat::<f64>::from_fn(n, n, |i, j| a[(p(i), p(j))]);
     let bs = recommended_block_size::<f64>(n, n);
     let mut householder = Mat::<f64>::zeros(bs, n.saturating_sub(1));
@@ -102,7 +110,5 @@ pub fn tridiagonal_intensities(matrix: &StructureMatrix, a: &Mat<f64>, thickness
         Conventions::DiffBloch => 1.0,
         Conventions::Abtem => matrix.mii[b] * matrix.mii[b],
     };
-    Ok((0..thicknesses.len())
-        .map(|t| (0..n).map(|b| (block[(p(b), 2 * t)].powi(2) + block[(p(b), 2 * t + 1)].powi(2)) * readout(b)).collect())
-        .collect())
+    Ok((0..thicknesses.len()).map(|t| (0..n).map(|b| (block[(p(b), 2 * t)].powi(2) + block[(p(b), 2 * t + 1)].powi(2)) * readout(b)).collect()).collect())
 }

@@ -80,7 +80,9 @@ impl PropagateGpu {
     pub async fn intensities(&self, items: &[PropagationItem<'_>], plan: &TaylorPlan) -> Result<Vec<Vec<Vec<f64>>>, BlochError> {
         for (b, it) in items.iter().enumerate() {
             if it.n == 0 || it.n > MAX_GPU_BEAMS || it.matrix.len() != it.n * it.n {
-                return Err(InputError::new(format!("propagation item {b}"), format!("{} values for {} beams (1..={MAX_GPU_BEAMS} beams, n² values)", it.matrix.len(), it.n)).into());
+                return Err(
+                    InputError::new(format!("propagation item {b}"), format!("{} values for {} beams (1..={MAX_GPU_BEAMS} beams, n² values)", it.matrix.len(), it.n)).into()
+                );
             }
         }
         let limit = self.ctx.limits.max_storage_buffer_binding_size.min(self.ctx.limits.max_buffer_size);
@@ -123,9 +125,8 @@ impl PropagateGpu {
             vec_len += it.n;
         }
         let out_len = vec_len * n_steps;
-        let init = |label: &str, contents: &[u8], usage: wgpu::BufferUsages| {
-            ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage })
-        };
+        let init =
+            |label: &str, contents: &[u8], usage: wgpu::BufferUsages| ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage });
         let table = init("bloch items", bytemuck::cast_slice(&table), wgpu::BufferUsages::STORAGE);
         let mats = init("bloch matrices", bytemuck::cast_slice(&mats), wgpu::BufferUsages::STORAGE);
         let storage = |label: &str, bytes: u64, extra: wgpu::BufferUsages| {
@@ -134,7 +135,12 @@ impl PropagateGpu {
         let state = storage("bloch state", (vec_len * 8) as u64, wgpu::BufferUsages::empty());
         let bytes = (out_len.max(1) * 4) as u64;
         let out = storage("bloch intensities", bytes, wgpu::BufferUsages::COPY_SRC);
-        let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("bloch readback"), size: bytes, usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, mapped_at_creation: false });
+        let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("bloch readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         let n_max = items.iter().map(|it| it.n as u64).max().unwrap_or(1);
         let per_dispatch = (LOOP_BUDGET / iterations_per_substep(n_max, u64::from(plan.terms))).max(1);
         let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bloch propagate") });

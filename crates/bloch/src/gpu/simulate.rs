@@ -161,19 +161,15 @@ pub async fn simulate_gpu(file: &crate::simulate::CasesFile, conventions: Conven
 }
 
 /// [`simulate_gpu`] with every case held to `limits`.
-pub async fn simulate_gpu_within(
-    file: &crate::simulate::CasesFile,
-    conventions: Conventions,
-    gpu: &PropagateGpu,
-    limits: &Limits,
-) -> Vec<crate::simulate::CaseOutput> {
+pub async fn simulate_gpu_within(file: &crate::simulate::CasesFile, conventions: Conventions, gpu: &PropagateGpu, limits: &Limits) -> Vec<crate::simulate::CaseOutput> {
     use crate::simulate::CaseOutput;
     let mut out = Vec::with_capacity(file.cases.len());
     for case in &file.cases {
         let result = async {
-            let entry = file.crystals.get(&case.crystal).ok_or_else(|| {
-                BlochError::from(scatterlab_core::InputError::new(format!("case {:?}: crystal {:?}", case.id, case.crystal), "not in the file's crystals"))
-            })?;
+            let entry = file
+                .crystals
+                .get(&case.crystal)
+                .ok_or_else(|| BlochError::from(scatterlab_core::InputError::new(format!("case {:?}: crystal {:?}", case.id, case.crystal), "not in the file's crystals")))?;
             let crystal = crate::parse_cif(&case.crystal, &entry.cif)?;
             let table = crate::StructureFactors::compute_within(&crystal, case.grid_radius(), case.energy_ev, case.absorption, limits)?;
             run_gpu_within(&case.simulation(&crystal)?, &table, conventions, gpu, limits).await

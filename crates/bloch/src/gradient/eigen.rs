@@ -185,8 +185,7 @@ impl EigenPropagator {
 
     /// ∂ψ/∂t at thickness `t` = V·((iπμ/K) ⊙ e ⊙ α) = (iπ/K)·A·ψ(t).
     pub fn thickness_derivative(&self, thickness: f64) -> Vec<Complex64> {
-        let y: Vec<Complex64> =
-            self.phased(thickness).iter().zip(&self.values).map(|(p, &mu)| p * Complex64::new(0.0, self.scale * mu)).collect();
+        let y: Vec<Complex64> = self.phased(thickness).iter().zip(&self.values).map(|(p, &mu)| p * Complex64::new(0.0, self.scale * mu)).collect();
         self.to_beams(&y)
     }
 
@@ -235,7 +234,17 @@ impl EigenPropagator {
         }
         let left = &self.vectors * &h;
         let mut lower = Mat::<Complex64>::zeros(n, n);
-        triangular::matmul(lower.as_mut(), BlockStructure::TriangularLower, Accum::Replace, &left, BlockStructure::Rectangular, self.vectors.adjoint(), BlockStructure::Rectangular, Complex64::new(1.0, 0.0), Par::Seq);
+        triangular::matmul(
+            lower.as_mut(),
+            BlockStructure::TriangularLower,
+            Accum::Replace,
+            &left,
+            BlockStructure::Rectangular,
+            self.vectors.adjoint(),
+            BlockStructure::Rectangular,
+            Complex64::new(1.0, 0.0),
+            Par::Seq,
+        );
         Ok((MatrixCotangent::HermitianLower(lower), d_thickness))
     }
 }

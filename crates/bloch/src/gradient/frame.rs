@@ -58,8 +58,7 @@ impl FramePlan {
             return Ok(Self { orientation: simulation.orientation, tilts: Self::tilts_about_x(&[0.0]), beams: vec![beams], thicknesses: simulation.thicknesses_a.clone() });
         };
         let orientations = tilted_orientations(&simulation.orientation, &rocking.tilt_angles_deg);
-        let mut beams: Vec<Vec<Hkl>> =
-            orientations.iter().map(|o| simulation.select_beams(table, optics, o, Cutoff::Strict)).collect::<Result<_, _>>()?;
+        let mut beams: Vec<Vec<Hkl>> = orientations.iter().map(|o| simulation.select_beams(table, optics, o, Cutoff::Strict)).collect::<Result<_, _>>()?;
         if rocking.coupling == Coupling::Union {
             let union: Vec<Hkl> = union_of(&beams);
             beams = vec![union; orientations.len()];
@@ -99,7 +98,16 @@ impl FramePlan {
 
     /// [`FramePlan::solve`] for tilt `index` alone.
     #[allow(clippy::too_many_arguments)]
-    pub fn solve_tilt(&self, index: usize, cell: &Cell, table: &dyn StructureFactorTable, optics: &Optics, absorption: bool, taylor: bool, object: &str) -> Result<TiltSolve, BlochError> {
+    pub fn solve_tilt(
+        &self,
+        index: usize,
+        cell: &Cell,
+        table: &dyn StructureFactorTable,
+        optics: &Optics,
+        absorption: bool,
+        taylor: bool,
+        object: &str,
+    ) -> Result<TiltSolve, BlochError> {
         if self.tilts.len() != self.beams.len() {
             return Err(InputError::new(object, format!("{} tilts but {} beam sets", self.tilts.len(), self.beams.len())).into());
         }

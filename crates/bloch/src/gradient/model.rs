@@ -13,8 +13,8 @@ use num_complex::Complex64;
 use scatterlab_core::InputError;
 
 use super::frame::{FramePlan, TiltSolve};
-use super::params::{displaced, Param};
 use super::matrix::{matrix_vjp, orientation_direction, structural_direction};
+use super::params::{displaced, Param};
 use super::structure_factor::structure_factor_jvp;
 use super::structure_factor_vjp::structure_factor_vjp;
 use super::support::ModelTable;
@@ -244,8 +244,7 @@ impl GradientModel {
         // A real symmetric A meets only real ∂A when F stays real (inversion at the origin).
         let imaginary = !self.asu.centrosymmetric_at_origin();
         self.for_each_tilt(|f, offset, width, plan, tilt, positions| {
-            let bars: Vec<Vec<f64>> =
-                (0..plan.thicknesses.len()).map(|t| positions.iter().map(|&b| cotangent[offset + t * width + b]).collect()).collect();
+            let bars: Vec<Vec<f64>> = (0..plan.thicknesses.len()).map(|t| positions.iter().map(|&b| cotangent[offset + t * width + b]).collect()).collect();
             let (a_bar, d_thickness) = tilt.propagator.vjp(&plan.thicknesses, &bars, imaginary)?;
             let orientation = params.iter().any(|p| matches!(*p, Param::Orientation { frame, .. } if frame == f));
             let reverse = matrix_vjp(&tilt.geometry, &a_bar, im_f000, &mut f_bar, orientation)?;

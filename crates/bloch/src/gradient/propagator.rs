@@ -85,8 +85,7 @@ impl TiltPropagator {
                 if let Some(bad) = directions.iter().find(|e| e.nrows() != p.n || e.ncols() != p.n) {
                     return Err(InputError::new("Taylor jvp direction", format!("{}×{} for {} beams", bad.nrows(), bad.ncols(), p.n)).into());
                 }
-                let flat: Vec<Vec<Complex64>> =
-                    directions.iter().map(|e| (0..p.n).flat_map(|i| (0..p.n).map(move |j| e[(i, j)])).collect()).collect();
+                let flat: Vec<Vec<Complex64>> = directions.iter().map(|e| (0..p.n).flat_map(|i| (0..p.n).map(move |j| e[(i, j)])).collect()).collect();
                 let refs: Vec<&[Complex64]> = flat.iter().map(Vec::as_slice).collect();
                 Ok(taylor_jvp(p.n, &p.a, p.start, &p.plan, &refs)?.1)
             }
@@ -98,12 +97,9 @@ impl TiltPropagator {
         match self {
             Self::RealEigen(p) => thicknesses.iter().map(|&t| p.thickness_derivative(t)).collect(),
             Self::Eigen(p) => thicknesses.iter().map(|&t| p.thickness_derivative(t)).collect(),
-            Self::Taylor(p) => psi
-                .iter()
-                .map(|v| {
-                    p.a.chunks_exact(p.n).map(|row| row.iter().zip(v).map(|(x, y)| x * y).sum::<Complex64>() * Complex64::new(0.0, p.scale)).collect()
-                })
-                .collect(),
+            Self::Taylor(p) => {
+                psi.iter().map(|v| p.a.chunks_exact(p.n).map(|row| row.iter().zip(v).map(|(x, y)| x * y).sum::<Complex64>() * Complex64::new(0.0, p.scale)).collect()).collect()
+            }
         }
     }
 
@@ -121,12 +117,7 @@ impl TiltPropagator {
                 let lambdas: Vec<Vec<Complex64>> = psi.iter().zip(cotangents).map(|(v, g)| v.iter().zip(g).map(|(x, y)| x * *y).collect()).collect();
                 let a_bar = taylor_vjp(p.n, &p.a, p.start, &p.plan, &lambdas)?;
                 let dpsi = self.thickness_derivatives(thicknesses, &psi);
-                let d_thickness = psi
-                    .iter()
-                    .zip(&dpsi)
-                    .zip(cotangents)
-                    .map(|((v, d), g)| v.iter().zip(d).zip(g).map(|((x, y), w)| 2.0 * w * (x.conj() * y).re).sum())
-                    .collect();
+                let d_thickness = psi.iter().zip(&dpsi).zip(cotangents).map(|((v, d), g)| v.iter().zip(d).zip(g).map(|((x, y), w)| 2.0 * w * (x.conj() * y).re).sum()).collect();
                 Ok((MatrixCotangent::Complex(Mat::from_fn(p.n, p.n, |i, j| a_bar[i * p.n + j])), d_thickness))
             }
         }

@@ -194,7 +194,17 @@ impl RealEigenPropagator {
         let symmetric = Mat::from_fn(n, n, |i, j| if i <= j { stored[(i, j)] } else { stored[(j, i)] });
         let left = &self.vectors * &symmetric;
         let mut lower = Mat::<f64>::zeros(n, n);
-        triangular::matmul(lower.as_mut(), BlockStructure::TriangularLower, Accum::Replace, &left, BlockStructure::Rectangular, self.vectors.transpose(), BlockStructure::Rectangular, 1.0, Par::Seq);
+        triangular::matmul(
+            lower.as_mut(),
+            BlockStructure::TriangularLower,
+            Accum::Replace,
+            &left,
+            BlockStructure::Rectangular,
+            self.vectors.transpose(),
+            BlockStructure::Rectangular,
+            1.0,
+            Par::Seq,
+        );
         Ok((MatrixCotangent::SymmetricLower(lower), d_thickness))
     }
 

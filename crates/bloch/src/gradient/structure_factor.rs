@@ -13,9 +13,9 @@ use scatterlab_core::InputError;
 use super::params::{structural_direction, Param};
 use crate::beams::Hkl;
 use crate::crystal::{aniso_matrix, congruence, AsymmetricUnit, Displacement};
+use crate::matrix::StructureFactorTable;
 use crate::structure_factor::absorptive::absorptive_curve_with_slope;
 use crate::structure_factor::lobato::lobato_form_factor;
-use crate::matrix::StructureFactorTable;
 use crate::BlochError;
 
 /// ∂F(h)/∂θ (Å⁻²) for every parameter of `params` (rows) and every hkl of `support` (columns),
@@ -45,11 +45,7 @@ pub fn structure_factor_jvp(
         .collect();
     let table_values: Vec<Complex64> = support
         .iter()
-        .map(|&h| {
-            table.value(h).ok_or_else(|| {
-                BlochError::from(InputError::new(format!("crystal {:?}: F{h:?}", asu.name), "outside the structure-factor grid"))
-            })
-        })
+        .map(|&h| table.value(h).ok_or_else(|| BlochError::from(InputError::new(format!("crystal {:?}: F{h:?}", asu.name), "outside the structure-factor grid"))))
         .collect::<Result<_, _>>()?;
     let s: Vec<f64> = g2.iter().map(|g| g.sqrt() / 2.0).collect();
 

@@ -81,7 +81,10 @@ pub fn structure_factor_vjp(
         let Some((_, f)) = elastic.iter().find(|(z, _)| *z == atom.z) else { continue };
         let inelastic = if absorption {
             let b = atom.b_iso_equivalent(cell);
-            Some(absorptive_curve_with_slope(atom.z, &s, b, energy_ev).ok_or_else(|| InputError::new(format!("atom {:?}", atom.label), format!("Z = {} has no absorptive factor", atom.z)))?)
+            Some(
+                absorptive_curve_with_slope(atom.z, &s, b, energy_ev)
+                    .ok_or_else(|| InputError::new(format!("atom {:?}", atom.label), format!("Z = {} has no absorptive factor", atom.z)))?,
+            )
         } else {
             None
         };

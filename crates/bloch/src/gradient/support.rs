@@ -115,7 +115,12 @@ mod tests {
     fn marked_support_equals_sorted_pair_differences() {
         let a: Vec<Hkl> = vec![[0, 0, 0], [1, 0, -2], [-3, 2, 1], [2, 2, 2]];
         let b: Vec<Hkl> = vec![[0, 0, 0], [0, -1, 4], [1, 0, -2]];
-        let frame = |beams: Vec<Vec<Hkl>>| FramePlan { orientation: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], tilts: FramePlan::tilts_about_x(&vec![0.0; beams.len()]), beams, thicknesses: vec![100.0] };
+        let frame = |beams: Vec<Vec<Hkl>>| FramePlan {
+            orientation: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+            tilts: FramePlan::tilts_about_x(&vec![0.0; beams.len()]),
+            beams,
+            thicknesses: vec![100.0],
+        };
         let frames = vec![frame(vec![a.clone(), a.clone(), b.clone()]), frame(vec![b.clone()])];
         let mut expected: Vec<Hkl> = [&a, &b].iter().flat_map(|s| s.iter().flat_map(move |x| s.iter().map(move |y| [y[0] - x[0], y[1] - x[1], y[2] - x[2]]))).collect();
         expected.sort_unstable();

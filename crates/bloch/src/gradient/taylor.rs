@@ -40,13 +40,7 @@ fn check(n: usize, a: &[Complex64], start: usize, what: &str) -> Result<(), Bloc
 /// starting from e_start: (ψ[t][beam], dψ[direction][t][beam]). 2 extra matvecs per term and
 /// direction.
 #[allow(clippy::type_complexity)]
-pub fn taylor_jvp(
-    n: usize,
-    a: &[Complex64],
-    start: usize,
-    plan: &TaylorPlan,
-    directions: &[&[Complex64]],
-) -> Result<(Vec<Vec<Complex64>>, Vec<Vec<Vec<Complex64>>>), BlochError> {
+pub fn taylor_jvp(n: usize, a: &[Complex64], start: usize, plan: &TaylorPlan, directions: &[&[Complex64]]) -> Result<(Vec<Vec<Complex64>>, Vec<Vec<Vec<Complex64>>>), BlochError> {
     check(n, a, start, "Taylor jvp matrix")?;
     if let Some(bad) = directions.iter().find(|d| d.len() != n * n) {
         return Err(InputError::new("Taylor jvp direction", format!("{} values for an {n}×{n} matrix", bad.len())).into());
@@ -112,12 +106,14 @@ pub fn taylor_vjp(n: usize, a: &[Complex64], start: usize, plan: &TaylorPlan, la
         }
         starts.push(here);
     }
-    let factorial: Vec<f64> = (0..=2 * m + 1).scan(1.0, |acc, k| {
-        if k > 0 {
-            *acc *= k as f64;
-        }
-        Some(*acc)
-    }).collect();
+    let factorial: Vec<f64> = (0..=2 * m + 1)
+        .scan(1.0, |acc, k| {
+            if k > 0 {
+                *acc *= k as f64;
+            }
+            Some(*acc)
+        })
+        .collect();
     let mut a_bar = vec![zero; n * n];
     let mut w = vec![zero; n];
     for (step, &(h, _)) in plan.steps.iter().enumerate().rev() {

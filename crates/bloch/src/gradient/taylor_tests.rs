@@ -61,9 +61,7 @@ fn vjp_dot_product() {
     let plan = TaylorPlan::new(norm1(n, &a), 0.7, &thicknesses, 1.0, 18).unwrap();
     let (psi, dpsi) = taylor_jvp(n, &a, 0, &plan, &[&e]).unwrap();
     let cotangents: Vec<Vec<f64>> = thicknesses.iter().map(|_| (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect()).collect();
-    let forward: f64 = (0..thicknesses.len())
-        .map(|t| (0..n).map(|b| cotangents[t][b] * 2.0 * (psi[t][b].conj() * dpsi[0][t][b]).re).sum::<f64>())
-        .sum();
+    let forward: f64 = (0..thicknesses.len()).map(|t| (0..n).map(|b| cotangents[t][b] * 2.0 * (psi[t][b].conj() * dpsi[0][t][b]).re).sum::<f64>()).sum();
     let lambdas: Vec<Vec<Complex64>> = psi.iter().zip(&cotangents).map(|(p, g)| p.iter().zip(g).map(|(x, y)| x * *y).collect()).collect();
     let a_bar = taylor_vjp(n, &a, 0, &plan, &lambdas).unwrap();
     let reverse: f64 = a_bar.iter().zip(&e).map(|(x, y)| 2.0 * (x.conj() * y).re).sum();

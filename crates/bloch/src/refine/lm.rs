@@ -239,7 +239,15 @@ impl Refiner {
     }
 
     pub(super) fn report(&self) -> StepReport {
-        StepReport { iteration: self.iteration, evaluations: self.evaluations, cost: self.current.cost(), wr2: super::metric::finite_mean(self.current.frame_wr2.iter().copied()), lambda: self.lambda, max_shift_su: self.max_shift_su, stop: self.stop }
+        StepReport {
+            iteration: self.iteration,
+            evaluations: self.evaluations,
+            cost: self.current.cost(),
+            wr2: super::metric::finite_mean(self.current.frame_wr2.iter().copied()),
+            lambda: self.lambda,
+            max_shift_su: self.max_shift_su,
+            stop: self.stop,
+        }
     }
 
     /// One LM iteration: trial steps until one lowers the cost (then the Jacobian is re-evaluated

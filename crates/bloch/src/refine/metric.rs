@@ -106,7 +106,11 @@ pub fn frame_metrics(calculated: &[f64], observed: &[f64], sigmas: &[f64]) -> Fr
 /// Mean of the finite values (NaN when none is finite).
 pub fn finite_mean(values: impl IntoIterator<Item = f64>) -> f64 {
     let (sum, count) = values.into_iter().filter(|v| v.is_finite()).fold((0.0, 0usize), |(s, c), v| (s + v, c + 1));
-    if count == 0 { f64::NAN } else { sum / count as f64 }
+    if count == 0 {
+        f64::NAN
+    } else {
+        sum / count as f64
+    }
 }
 
 #[cfg(test)]

@@ -29,10 +29,10 @@ use crate::BlochError;
 pub use experiment::ExperimentConfig;
 pub use frames::{GeometryPlan, PlannedFrame};
 pub use lm::{LmOptions, Optimizer, Refiner, StepReport, StopReason};
-pub use problem::Problem;
 pub use metric::FrameMetrics;
 pub use output::{observed_vs_calculated_csv, refined_cif, SiteUncertainty};
 pub use pets::PetsData;
+pub use problem::Problem;
 
 /// Relative cell difference (any parameter) above which the CIF and PETS cells are refused, as
 /// diffBloch refuses them; above [`CELL_WARN_RTOL`] it only warns.
@@ -168,9 +168,11 @@ impl Experiment {
     /// Loads an experiment from its directory or from its `experiment.yaml`; only the files the
     /// YAML names are read.
     pub fn load(path: &Path) -> Result<Self, RefineError> {
-        let (dir, yaml) = if path.is_dir() { (path.to_path_buf(), path.join("experiment.yaml")) } else { (path.parent().unwrap_or(Path::new(".")).to_path_buf(), path.to_path_buf()) };
+        let (dir, yaml) =
+            if path.is_dir() { (path.to_path_buf(), path.join("experiment.yaml")) } else { (path.parent().unwrap_or(Path::new(".")).to_path_buf(), path.to_path_buf()) };
         let yaml_text = read_text(&yaml)?;
-        let mut experiment = Self::from_texts(&yaml.display().to_string(), &yaml_text, &mut |name| read_text(&dir.join(name)).map(|text| (dir.join(name).display().to_string(), text)))?;
+        let mut experiment =
+            Self::from_texts(&yaml.display().to_string(), &yaml_text, &mut |name| read_text(&dir.join(name)).map(|text| (dir.join(name).display().to_string(), text)))?;
         experiment.dir = dir;
         Ok(experiment)
     }
@@ -181,7 +183,11 @@ impl Experiment {
     pub fn from_texts(yaml_name: &str, yaml_text: &str, read: &mut dyn FnMut(&str) -> Result<(String, String), RefineError>) -> Result<Self, RefineError> {
         let config = ExperimentConfig::parse(yaml_name, yaml_text)?;
         config.check_supported()?;
-        let pets_name = config.inputs.exp_data.first().ok_or_else(|| RefineError::Yaml { file: yaml_name.to_owned(), key: "inputs.exp_data".to_owned(), message: "names no file".to_owned() })?;
+        let pets_name = config.inputs.exp_data.first().ok_or_else(|| RefineError::Yaml {
+            file: yaml_name.to_owned(),
+            key: "inputs.exp_data".to_owned(),
+            message: "names no file".to_owned(),
+        })?;
         let (pets_file, pets_text) = read(pets_name)?;
         let pets = PetsData::parse(&pets_file, &pets_text)?;
         let mut warnings = Vec::new();
@@ -246,7 +252,13 @@ impl Experiment {
             let calculated = planned
                 .scored
                 .iter()
-                .map(|s| pattern.hkl.binary_search(&s.hkl).map(|j| intensities[j]).map_err(|_| RefineError::Inconsistent { item: format!("frame {}: reflection {:?}", planned.id, s.hkl), message: "scored but not solved".to_owned() }))
+                .map(|s| {
+                    pattern
+                        .hkl
+                        .binary_search(&s.hkl)
+                        .map(|j| intensities[j])
+                        .map_err(|_| RefineError::Inconsistent { item: format!("frame {}: reflection {:?}", planned.id, s.hkl), message: "scored but not solved".to_owned() })
+                })
                 .collect::<Result<Vec<f64>, _>>()?;
             let observed: Vec<f64> = planned.scored.iter().map(|s| s.intensity).collect();
             let sigmas: Vec<f64> = planned.scored.iter().map(|s| s.sigma).collect();
@@ -279,7 +291,10 @@ fn check_symmetry(asu: &AsymmetricUnit, file: &str) -> Result<(), RefineError> {
         if worst > SYMMETRY_METRIC_RTOL * scale {
             return Err(RefineError::Inconsistent {
                 item: format!("{file}: symmetry operator {} ({n} of {})", n + 1, asu.ops.len()),
-                message: format!("does not preserve the PETS cell's metric (off by {:.1} % of its largest entry): the space group contradicts the data cell", 100.0 * worst / scale),
+                message: format!(
+                    "does not preserve the PETS cell's metric (off by {:.1} % of its largest entry): the space group contradicts the data cell",
+                    100.0 * worst / scale
+                ),
             });
         }
     }

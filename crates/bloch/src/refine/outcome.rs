@@ -199,13 +199,21 @@ impl Summary<'_> {
                 let positions = of_site(|p| matches!(p, Param::Position { .. }));
                 let basis = self.start.asu.position_basis(site).unwrap_or_default();
                 for k in 0..3 {
-                    let var: f64 = positions.iter().flat_map(|&a| positions.iter().map(move |&b| (a, b))).map(|(a, b)| component(&basis, params[a], k) * component(&basis, params[b], k) * cov(a, b)).sum();
+                    let var: f64 = positions
+                        .iter()
+                        .flat_map(|&a| positions.iter().map(move |&b| (a, b)))
+                        .map(|(a, b)| component(&basis, params[a], k) * component(&basis, params[b], k) * cov(a, b))
+                        .sum();
                     su.frac[k] = var.max(0.0).sqrt();
                 }
                 let adps = of_site(|p| matches!(p, Param::Uaniso { .. }));
                 let adp_basis = self.start.asu.adp_basis(site).unwrap_or_default();
                 for k in 0..6 {
-                    let var: f64 = adps.iter().flat_map(|&a| adps.iter().map(move |&b| (a, b))).map(|(a, b)| adp_component(&adp_basis, params[a], k) * adp_component(&adp_basis, params[b], k) * cov(a, b)).sum();
+                    let var: f64 = adps
+                        .iter()
+                        .flat_map(|&a| adps.iter().map(move |&b| (a, b)))
+                        .map(|(a, b)| adp_component(&adp_basis, params[a], k) * adp_component(&adp_basis, params[b], k) * cov(a, b))
+                        .sum();
                     su.u_aniso[k] = var.max(0.0).sqrt();
                 }
                 if let Some(&p) = of_site(|p| matches!(p, Param::Uiso { .. })).first() {
@@ -297,7 +305,17 @@ pub fn finish(refiner: &super::Refiner, seconds: f64) -> Result<Finished, super:
         optimizer: refiner.options().optimizer.name().to_owned(),
         objective: problem.objective(),
         version: scatterlab_core::VERSION.to_owned(),
-        history: refiner.history().iter().map(|h| HistoryPoint { iteration: h.iteration, evaluations: h.evaluations, cost: h.cost, wr2: h.wr2, max_shift_su: h.max_shift_su.is_finite().then_some(h.max_shift_su) }).collect(),
+        history: refiner
+            .history()
+            .iter()
+            .map(|h| HistoryPoint {
+                iteration: h.iteration,
+                evaluations: h.evaluations,
+                cost: h.cost,
+                wr2: h.wr2,
+                max_shift_su: h.max_shift_su.is_finite().then_some(h.max_shift_su),
+            })
+            .collect(),
     };
     Ok(Finished { result, uncertainties: summary.site_uncertainties(), evaluation })
 }

@@ -156,7 +156,12 @@ impl Problem {
             let rows = planned
                 .scored
                 .iter()
-                .map(|s| union.binary_search(&s.hkl).map(|j| offset + j).map_err(|_| RefineError::Inconsistent { item: format!("frame {}: reflection {:?}", planned.id, s.hkl), message: "scored but not solved".to_owned() }))
+                .map(|s| {
+                    union
+                        .binary_search(&s.hkl)
+                        .map(|j| offset + j)
+                        .map_err(|_| RefineError::Inconsistent { item: format!("frame {}: reflection {:?}", planned.id, s.hkl), message: "scored but not solved".to_owned() })
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             offset += union.len() * frame.thicknesses.len();
             let observed: Vec<f64> = planned.scored.iter().map(|s| s.intensity).collect();
@@ -167,7 +172,11 @@ impl Problem {
                 Objective::Wr2 => (klar.clone(), klar_norm),
                 Objective::Chi2 => {
                     if let Some(bad) = planned.scored.iter().find(|s| !(s.sigma > 0.0 && s.sigma.is_finite())) {
-                        return Err(RefineError::Pets { file: experiment.pets.file.clone(), line: bad.line, message: format!("sigma {} must be positive for the chi2 objective", bad.sigma) });
+                        return Err(RefineError::Pets {
+                            file: experiment.pets.file.clone(),
+                            line: bad.line,
+                            message: format!("sigma {} must be positive for the chi2 objective", bad.sigma),
+                        });
                     }
                     (sigmas.iter().map(|s| 1.0 / s).collect(), 1.0)
                 }
@@ -258,8 +267,18 @@ impl Problem {
                 // ∂s/∂θ_p, then ∂r_i/∂θ_p = w_i (s ∂I_i + ∂s I_i) / D.
                 let d_scale: Vec<f64> = (0..n)
                     .map(|p| {
-                        let dot: f64 = frame.rows.iter().zip(&calc).zip(frame.observed.iter().zip(&frame.weights)).map(|((&r, c), (o, w))| w * w * (o - 2.0 * scale * c) * columns[p][r]).sum();
-                        if den > 0.0 { dot / den } else { 0.0 }
+                        let dot: f64 = frame
+                            .rows
+                            .iter()
+                            .zip(&calc)
+                            .zip(frame.observed.iter().zip(&frame.weights))
+                            .map(|((&r, c), (o, w))| w * w * (o - 2.0 * scale * c) * columns[p][r])
+                            .sum();
+                        if den > 0.0 {
+                            dot / den
+                        } else {
+                            0.0
+                        }
                     })
                     .collect();
                 for ((&r, c), w) in frame.rows.iter().zip(&calc).zip(&frame.weights) {

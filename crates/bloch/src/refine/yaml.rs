@@ -34,7 +34,11 @@ impl<'a> Node<'a> {
     }
 
     pub(super) fn key_path(&self, key: &str) -> String {
-        if self.path.is_empty() { key.to_owned() } else { format!("{}.{key}", self.path) }
+        if self.path.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{}.{key}", self.path)
+        }
     }
 
     pub(super) fn error(&self, key: &str, message: impl Into<String>) -> RefineError {
@@ -113,11 +117,9 @@ impl<'a> Node<'a> {
     pub(super) fn f64_list_or(&mut self, key: &str, default: &[f64]) -> Result<Vec<f64>, RefineError> {
         match self.take(key) {
             None => Ok(default.to_vec()),
-            Some(Yaml::Array(items)) => items
-                .iter()
-                .enumerate()
-                .map(|(i, y)| as_f64(y).ok_or_else(|| self.error(&format!("{key}[{i}]"), format!("must be a number (got {})", kind(y)))))
-                .collect(),
+            Some(Yaml::Array(items)) => {
+                items.iter().enumerate().map(|(i, y)| as_f64(y).ok_or_else(|| self.error(&format!("{key}[{i}]"), format!("must be a number (got {})", kind(y))))).collect()
+            }
             Some(y) => Err(self.error(key, format!("must be a list of numbers (got {})", kind(y)))),
         }
     }
@@ -147,7 +149,11 @@ impl<'a> Node<'a> {
 }
 
 pub(super) fn display_path(path: &str) -> String {
-    if path.is_empty() { "(document)".to_owned() } else { path.to_owned() }
+    if path.is_empty() {
+        "(document)".to_owned()
+    } else {
+        path.to_owned()
+    }
 }
 
 /// Integers count as numbers (pydantic's float fields accept them too).
@@ -183,6 +189,9 @@ pub(super) fn relative_path(node: &Node<'_>, key: &str, value: String) -> Result
 }
 
 pub(super) fn positive(node: &Node<'_>, key: &str, value: f64) -> Result<f64, RefineError> {
-    if value.is_finite() && value > 0.0 { Ok(value) } else { Err(node.error(key, format!("must be finite and positive (got {value})"))) }
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(node.error(key, format!("must be finite and positive (got {value})")))
+    }
 }
-

@@ -28,10 +28,7 @@ impl EigenPropagator {
     /// matrix's own (symmetrised) basis.
     pub fn new(matrix: &StructureMatrix, initial: &[Complex64], object: &str) -> Result<Self, BlochError> {
         if initial.len() != matrix.hkl.len() {
-            return Err(BlochError::Numerical {
-                object: object.to_owned(),
-                message: format!("initial wave has {} entries for {} beams", initial.len(), matrix.hkl.len()),
-            });
+            return Err(BlochError::Numerical { object: object.to_owned(), message: format!("initial wave has {} entries for {} beams", initial.len(), matrix.hkl.len()) });
         }
         if !matrix.hermitian {
             return Err(BlochError::Numerical {
@@ -44,16 +41,11 @@ impl EigenPropagator {
         let (vectors, values) = if real {
             // A real symmetric A (a centrosymmetric crystal with its origin on −1): the real
             // solver, ~2.5× faster; V real, so the same ψ up to rounding.
-            let (v, mu) = symmetric_eigen(Mat::from_fn(n, n, |i, j| matrix.a[(i, j)].re)).map_err(|e| BlochError::Numerical {
-                object: object.to_owned(),
-                message: format!("real symmetric eigendecomposition failed ({e:?})"),
-            })?;
+            let (v, mu) = symmetric_eigen(Mat::from_fn(n, n, |i, j| matrix.a[(i, j)].re))
+                .map_err(|e| BlochError::Numerical { object: object.to_owned(), message: format!("real symmetric eigendecomposition failed ({e:?})") })?;
             (Mat::from_fn(n, n, |i, k| Complex64::new(v[(i, k)], 0.0)), mu)
         } else {
-            hermitian_eigen(matrix.a.clone()).map_err(|e| BlochError::Numerical {
-                object: object.to_owned(),
-                message: format!("Hermitian eigendecomposition failed ({e:?})"),
-            })?
+            hermitian_eigen(matrix.a.clone()).map_err(|e| BlochError::Numerical { object: object.to_owned(), message: format!("Hermitian eigendecomposition failed ({e:?})") })?
         };
         let n = values.len();
         let alpha = (0..n).map(|k| vectors.col_as_slice(k).iter().zip(initial).map(|(v, x)| v.conj() * x).sum()).collect();
@@ -66,8 +58,7 @@ impl EigenPropagator {
     /// ψ(t) in the matrix's own basis.
     pub fn amplitudes(&self, thickness: f64) -> Vec<Complex64> {
         let n = self.values.len();
-        let weights: Vec<Complex64> =
-            self.values.iter().zip(&self.alpha).map(|(&lambda, &alpha)| Complex64::from_polar(1.0, self.scale * thickness * lambda) * alpha).collect();
+        let weights: Vec<Complex64> = self.values.iter().zip(&self.alpha).map(|(&lambda, &alpha)| Complex64::from_polar(1.0, self.scale * thickness * lambda) * alpha).collect();
         // Column by column (contiguous).
         let mut psi = vec![Complex64::new(0.0, 0.0); n];
         for (k, w) in weights.iter().enumerate() {

@@ -11,8 +11,7 @@ use crate::BlochError;
 
 /// Higham 2005 Table 2.3: θ_m for m = 3, 5, 7, 9, 13 (double precision), digits as published.
 #[allow(clippy::excessive_precision)]
-const THETA: [(usize, f64); 5] =
-    [(3, 1.495585217958292e-2), (5, 2.539398330063230e-1), (7, 9.504178996162932e-1), (9, 2.097847961257068), (13, 5.371920351148152)];
+const THETA: [(usize, f64); 5] = [(3, 1.495585217958292e-2), (5, 2.539398330063230e-1), (7, 9.504178996162932e-1), (9, 2.097847961257068), (13, 5.371920351148152)];
 
 /// Padé coefficients b_0..b_m of the [m/m] approximant of exp.
 fn pade_coefficients(m: usize) -> &'static [f64] {

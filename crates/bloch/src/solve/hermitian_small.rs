@@ -149,7 +149,18 @@ fn householder(x_re: &[f64], x_im: &[f64], start: usize, n: usize, v_re: &mut [f
 /// it, so those rows are left as they are.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn two_sided_update<const FMA: bool>(re: &mut [f64], im: &mut [f64], ld: usize, start: usize, n: usize, v_re: &[f64], v_im: &[f64], tau: Complex64, p_re: &mut [f64], p_im: &mut [f64]) {
+fn two_sided_update<const FMA: bool>(
+    re: &mut [f64],
+    im: &mut [f64],
+    ld: usize,
+    start: usize,
+    n: usize,
+    v_re: &[f64],
+    v_im: &[f64],
+    tau: Complex64,
+    p_re: &mut [f64],
+    p_im: &mut [f64],
+) {
     let first = start / LANES * LANES;
     let rows = first..ld;
     p_re.fill(0.0);

@@ -75,14 +75,8 @@ fn lane_sums_avx2(d: &[f64], z: &[f64], shift: f64, mu: f64) -> (f64, f64) {
     let mut i = 0;
     while i + 8 <= n {
         // SAFETY: i + 8 ≤ n ≤ the lengths of both slices (unaligned loads).
-        let (da, db, za, zb) = unsafe {
-            (
-                _mm256_loadu_pd(d.as_ptr().add(i)),
-                _mm256_loadu_pd(d.as_ptr().add(i + 4)),
-                _mm256_loadu_pd(z.as_ptr().add(i)),
-                _mm256_loadu_pd(z.as_ptr().add(i + 4)),
-            )
-        };
+        let (da, db, za, zb) =
+            unsafe { (_mm256_loadu_pd(d.as_ptr().add(i)), _mm256_loadu_pd(d.as_ptr().add(i + 4)), _mm256_loadu_pd(z.as_ptr().add(i)), _mm256_loadu_pd(z.as_ptr().add(i + 4))) };
         let ta = _mm256_div_pd(za, _mm256_sub_pd(_mm256_sub_pd(da, shift4), mu4));
         let tb = _mm256_div_pd(zb, _mm256_sub_pd(_mm256_sub_pd(db, shift4), mu4));
         v0 = _mm256_add_pd(v0, _mm256_mul_pd(za, ta));
@@ -237,10 +231,8 @@ impl Secular<'_> {
     pub fn root_bracketing(&self, left: f64, right: f64, last: bool) -> (f64, f64) {
         let eps = f64::EPSILON;
         let mid = left + (right - left) * 0.5;
-        let [mut f_mid, f_max, f_mid_left_shift, f_mid_right_shift] = self.eval4(
-            [0.0, left, left, right],
-            [mid, if last { right - left } else { (right - left) * 0.5 }, (right - left) * 0.5, (left - right) * 0.5],
-        );
+        let [mut f_mid, f_max, f_mid_left_shift, f_mid_right_shift] =
+            self.eval4([0.0, left, left, right], [mid, if last { right - left } else { (right - left) * 0.5 }, (right - left) * 0.5, (left - right) * 0.5]);
         let (mut shift, mu) = if last || f_mid > 0.0 { (left, (right - left) * 0.5) } else { (right, (left - right) * 0.5) };
         if f_mid_left_shift <= 0.0 && f_mid_right_shift > 0.0 {
             return (shift, mu);

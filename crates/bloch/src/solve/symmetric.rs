@@ -67,10 +67,7 @@ fn tridiagonalise<T: ComplexField>(trid: &mut Mat<T>) -> Result<(Mat<T>, usize),
     let bs = recommended_block_size::<T>(n, n);
     let mut householder = Mat::<T>::zeros(bs, n - 1);
     let params = <TridiagParams as Auto<T>>::auto();
-    let request = StackReq::any_of(&[
-        tridiag_in_place_scratch::<T>(n, Par::Seq, params.into()),
-        apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(n - 1, bs, n),
-    ]);
+    let request = StackReq::any_of(&[tridiag_in_place_scratch::<T>(n, Par::Seq, params.into()), apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(n - 1, bs, n)]);
     // Bytes with room to align (the kept buffer is a byte vector); usize::MAX on overflow.
     let bytes = request.unaligned_bytes_required();
     if bytes == usize::MAX {

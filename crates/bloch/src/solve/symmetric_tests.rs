@@ -107,7 +107,6 @@ fn wilkinson_and_glued_wilkinson() {
     assert_accurate("glued Wilkinson", &a);
 }
 
-
 /// Asserts that `hermitian_eigen` of the Hermitian `a` matches faer's eigenvalues, and that its
 /// vectors satisfy A·V = V·diag(μ) and VᴴV = I.
 fn assert_hermitian_accurate(name: &str, a: &Mat<Complex64>) {

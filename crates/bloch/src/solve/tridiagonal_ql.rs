@@ -253,7 +253,17 @@ mod tests {
             assert!(u0 == v0 && u1 == v1, "{n0}, {n1}");
             for (d, e, lambda, u) in [(&d0, &e0, &s0, &u0), (&d1, &e1, &s1, &u1)] {
                 let n = d.len();
-                let t = Mat::<f64>::from_fn(n, n, |i, j| if i == j { d[i] } else if i == j + 1 { e[j] } else if j == i + 1 { e[i] } else { 0.0 });
+                let t = Mat::<f64>::from_fn(n, n, |i, j| {
+                    if i == j {
+                        d[i]
+                    } else if i == j + 1 {
+                        e[j]
+                    } else if j == i + 1 {
+                        e[i]
+                    } else {
+                        0.0
+                    }
+                });
                 let residual = &t * u - u * Mat::<f64>::from_fn(n, n, |i, j| if i == j { lambda[i] } else { 0.0 });
                 let orthogonality = u.transpose() * u - Mat::<f64>::identity(n, n);
                 assert!(residual.norm_max() < 1e-14 && orthogonality.norm_max() < 1e-14, "{n}");

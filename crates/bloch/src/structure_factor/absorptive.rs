@@ -100,10 +100,7 @@ fn interpolate_with_slope(table: &[[f64; 9]; 13], s: f64, (lower, t, width): (us
     let (t2, t3) = (t * t, t * t * t);
     let (y0, y1) = (values[lower], values[lower + 1]);
     let (d0, d1) = (derivative(lower), derivative(lower + 1));
-    let value = (2.0 * t3 - 3.0 * t2 + 1.0) * y0
-        + ((t3 - 2.0 * t2 + t) * width) * d0
-        + (-2.0 * t3 + 3.0 * t2) * y1
-        + ((t3 - t2) * width) * d1;
+    let value = (2.0 * t3 - 3.0 * t2 + 1.0) * y0 + ((t3 - 2.0 * t2 + t) * width) * d0 + (-2.0 * t3 + 3.0 * t2) * y1 + ((t3 - t2) * width) * d1;
     let slope = (6.0 * t2 - 6.0 * t) * y0 + (3.0 * t2 - 4.0 * t + 1.0) * width * d0 + (-6.0 * t2 + 6.0 * t) * y1 + (3.0 * t2 - 2.0 * t) * width * d1;
     (value, slope)
 }

@@ -74,11 +74,7 @@ impl StructureFactors {
                 crate::Displacement::Aniso(u) => u.iter().all(|x| x.is_finite()),
             };
             if !(finite && z_ok && u_ok) {
-                return Err(invalid(
-                    crystal,
-                    &format!("atom {:?}", atom.label),
-                    format!("Z = {} (1..=103), non-finite position, occupancy or displacement", atom.z),
-                ));
+                return Err(invalid(crystal, &format!("atom {:?}", atom.label), format!("Z = {} (1..=103), non-finite position, occupancy or displacement", atom.z)));
             }
         }
         let reciprocal = cell.reciprocal_matrix();

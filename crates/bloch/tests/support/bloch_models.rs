@@ -48,4 +48,3 @@ pub fn case_model_at(id: &str, thicknesses: Option<&[f64]>) -> GradientModel {
     }
     model_of(&case.crystal, &simulation, case.grid_radius())
 }
-

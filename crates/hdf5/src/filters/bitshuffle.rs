@@ -45,18 +45,12 @@ fn block_bytes(src_len: usize, dst_len: usize, n: usize, es: usize) -> Result<us
     if !n.is_multiple_of(8) {
         return Err(DecodeError::invalid("bitshuffle block", format!("{n} elements is not a multiple of 8")));
     }
-    let bytes = n
-        .checked_mul(es)
-        .ok_or_else(|| DecodeError::invalid("bitshuffle block", format!("{n} × {es} bytes overflows")))?;
+    let bytes = n.checked_mul(es).ok_or_else(|| DecodeError::invalid("bitshuffle block", format!("{n} × {es} bytes overflows")))?;
     if src_len < bytes {
         return Err(DecodeError::truncated("bitshuffle block input", 0, bytes, src_len));
     }
     if dst_len < bytes {
-        return Err(DecodeError::SizeMismatch {
-            what: "bitshuffle block output buffer".into(),
-            expected: bytes,
-            actual: dst_len,
-        });
+        return Err(DecodeError::SizeMismatch { what: "bitshuffle block output buffer".into(), expected: bytes, actual: dst_len });
     }
     Ok(bytes)
 }

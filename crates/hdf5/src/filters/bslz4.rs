@@ -44,13 +44,9 @@ pub fn decode_bslz4_into(src: &[u8], es: usize, dst: &mut [u8], scratch: &mut Ve
     if es == 0 {
         return Err(DecodeError::invalid("bslz4 element size", "is 0"));
     }
-    let total = usize::try_from(total)
-        .map_err(|_| DecodeError::invalid("bslz4 header", format!("total {total} bytes does not fit in memory")))?;
+    let total = usize::try_from(total).map_err(|_| DecodeError::invalid("bslz4 header", format!("total {total} bytes does not fit in memory")))?;
     if total % es != 0 {
-        return Err(DecodeError::invalid(
-            "bslz4 header",
-            format!("total {total} bytes is not a multiple of the element size {es}"),
-        ));
+        return Err(DecodeError::invalid("bslz4 header", format!("total {total} bytes is not a multiple of the element size {es}")));
     }
     if total > dst.len() {
         return Err(DecodeError::SizeMismatch { what: "bslz4 total vs output buffer".into(), expected: dst.len(), actual: total });
@@ -59,12 +55,7 @@ pub fn decode_bslz4_into(src: &[u8], es: usize, dst: &mut [u8], scratch: &mut Ve
     // As in bshuf_h5_filter: the header's byte count divided by the element size, 0 = auto.
     let block = match block_bytes as usize / es {
         0 => default_block_elems(es),
-        b if b % 8 != 0 => {
-            return Err(DecodeError::invalid(
-                "bslz4 header",
-                format!("block of {block_bytes} bytes = {b} elements is not a multiple of 8"),
-            ))
-        }
+        b if b % 8 != 0 => return Err(DecodeError::invalid("bslz4 header", format!("block of {block_bytes} bytes = {b} elements is not a multiple of 8"))),
         b => b,
     };
     // Scratch holds one decoded block; never more than the output itself, so a forged block size
@@ -78,27 +69,21 @@ pub fn decode_bslz4_into(src: &[u8], es: usize, dst: &mut [u8], scratch: &mut Ve
     for (b, this) in block_plan(n, block).enumerate() {
         let clen = be_u32(src, pos, &format!("bslz4 block {b} length"))? as usize;
         pos += 4;
-        let data = src
-            .get(pos..pos.saturating_add(clen))
-            .ok_or_else(|| DecodeError::truncated(format!("bslz4 block {b}"), pos, clen, src.len() - pos))?;
+        let data = src.get(pos..pos.saturating_add(clen)).ok_or_else(|| DecodeError::truncated(format!("bslz4 block {b}"), pos, clen, src.len() - pos))?;
         let bytes = this * es;
         let out = scratch.get_mut(..bytes).ok_or_else(|| DecodeError::invalid("bslz4 block", "larger than scratch"))?;
         let got = super::lz4_block::decompress_into(data, out).map_err(|e| DecodeError::Lz4 { block: b, detail: e.to_string() })?;
         if got != bytes {
             return Err(DecodeError::SizeMismatch { what: format!("bslz4 block {b} decoded"), expected: bytes, actual: got });
         }
-        let dst_block = dst
-            .get_mut(done * es..done * es + bytes)
-            .ok_or_else(|| DecodeError::invalid("bslz4 block", "past the output"))?;
+        let dst_block = dst.get_mut(done * es..done * es + bytes).ok_or_else(|| DecodeError::invalid("bslz4 block", "past the output"))?;
         bitunshuffle_block(out, dst_block, this, es)?;
         pos += clen;
         done += this;
     }
     // The n % 8 trailing elements are stored untransposed after the last block.
     let tail = total - done * es;
-    let raw = src
-        .get(pos..pos + tail)
-        .ok_or_else(|| DecodeError::truncated("bslz4 raw tail", pos, tail, src.len().saturating_sub(pos)))?;
+    let raw = src.get(pos..pos + tail).ok_or_else(|| DecodeError::truncated("bslz4 raw tail", pos, tail, src.len().saturating_sub(pos)))?;
     if let Some(d) = dst.get_mut(done * es..total) {
         d.copy_from_slice(raw);
     }

@@ -19,8 +19,7 @@ pub fn h5lz4_header(src: &[u8]) -> Result<(u64, u32), DecodeError> {
 /// which must fit in `dst`).
 pub fn decode_h5lz4_into(src: &[u8], dst: &mut [u8]) -> Result<usize, DecodeError> {
     let (orig, block) = h5lz4_header(src)?;
-    let orig = usize::try_from(orig)
-        .map_err(|_| DecodeError::invalid("h5lz4 header", format!("size {orig} bytes does not fit in memory")))?;
+    let orig = usize::try_from(orig).map_err(|_| DecodeError::invalid("h5lz4 header", format!("size {orig} bytes does not fit in memory")))?;
     if orig > dst.len() {
         return Err(DecodeError::SizeMismatch { what: "h5lz4 size vs output buffer".into(), expected: dst.len(), actual: orig });
     }
@@ -36,12 +35,8 @@ pub fn decode_h5lz4_into(src: &[u8], dst: &mut [u8]) -> Result<usize, DecodeErro
         let this = block.min(orig - done);
         let clen = be_u32(src, pos, &format!("h5lz4 block {b} length"))? as usize;
         pos += 4;
-        let data = src
-            .get(pos..pos.saturating_add(clen))
-            .ok_or_else(|| DecodeError::truncated(format!("h5lz4 block {b}"), pos, clen, src.len() - pos))?;
-        let out = dst
-            .get_mut(done..done + this)
-            .ok_or_else(|| DecodeError::invalid("h5lz4 block", "past the output"))?;
+        let data = src.get(pos..pos.saturating_add(clen)).ok_or_else(|| DecodeError::truncated(format!("h5lz4 block {b}"), pos, clen, src.len() - pos))?;
+        let out = dst.get_mut(done..done + this).ok_or_else(|| DecodeError::invalid("h5lz4 block", "past the output"))?;
         if clen == this {
             out.copy_from_slice(data);
         } else {

@@ -81,10 +81,7 @@ pub fn decode_bitshuffle(desc: &FilterDescription, src: &[u8], dataset_elem_size
         }
         BitshuffleCompression::None => {
             if p.elem_size == 0 || !src.len().is_multiple_of(p.elem_size) {
-                return Err(DecodeError::invalid(
-                    "bitshuffle chunk",
-                    format!("{} bytes is not whole elements of {} bytes", src.len(), p.elem_size),
-                ));
+                return Err(DecodeError::invalid("bitshuffle chunk", format!("{} bytes is not whole elements of {} bytes", src.len(), p.elem_size)));
             }
             let mut out = vec![0u8; src.len()];
             bitshuffle::bitunshuffle(src, &mut out, src.len() / p.elem_size, p.elem_size, p.block)?;
@@ -118,10 +115,7 @@ fn checked_declared(declared: u64, src_len: usize, what: &str) -> Result<usize, 
     let limit = src_len.saturating_mul(MAX_EXPANSION);
     match usize::try_from(declared) {
         Ok(d) if d <= limit => Ok(d),
-        _ => Err(DecodeError::invalid(
-            what,
-            format!("declares {declared} bytes from {src_len} compressed (more than {MAX_EXPANSION}×)"),
-        )),
+        _ => Err(DecodeError::invalid(what, format!("declares {declared} bytes from {src_len} compressed (more than {MAX_EXPANSION}×)"))),
     }
 }
 
@@ -129,10 +123,7 @@ fn checked_declared(declared: u64, src_len: usize, what: &str) -> Result<usize, 
 /// deflate, shuffle, fletcher32, szip, nbit, scaleoffset).
 pub fn registry() -> FilterRegistry {
     let mut r = FilterRegistry::new();
-    r.register(
-        FILTER_BITSHUFFLE,
-        Box::new(|desc, src, es| decode_bitshuffle(desc, src, es).map_err(DecodeError::into_reader)),
-    );
+    r.register(FILTER_BITSHUFFLE, Box::new(|desc, src, es| decode_bitshuffle(desc, src, es).map_err(DecodeError::into_reader)));
     r.register(FILTER_LZ4, Box::new(|_, src, _| decode_h5lz4(src).map_err(DecodeError::into_reader)));
     r
 }

@@ -100,12 +100,7 @@ impl TableSink<'_> {
 }
 
 /// Builds the chunked layout: chunk shape, grid and one [`ChunkLoc`] per grid cell.
-pub(super) fn chunk_table(
-    ctx: &IndexContext<'_>,
-    address: u64,
-    mut dims: Vec<u32>,
-    indexing: Option<&ChunkIndexing>,
-) -> Result<RawLayout> {
+pub(super) fn chunk_table(ctx: &IndexContext<'_>, address: u64, mut dims: Vec<u32>, indexing: Option<&ChunkIndexing>) -> Result<RawLayout> {
     let shape = ctx.ds.shape();
     let ndim = shape.len();
     // Layout messages v1–v3 store the element size as an extra last chunk dimension.
@@ -116,14 +111,12 @@ pub(super) fn chunk_table(
         return Err(ctx.format(format!("chunk shape {dims:?} does not fit dataset shape {shape:?}")));
     }
     let grid: Vec<u64> = shape.iter().zip(&dims).map(|(&s, &d)| s.div_ceil(u64::from(d))).collect();
-    let n = grid.iter().try_fold(1u64, |a, &g| a.checked_mul(g)).filter(|&n| n <= MAX_CHUNKS).ok_or_else(|| {
-        H5Error::Limit {
-            file: ctx.file.name().to_string(),
-            object: ctx.path.to_string(),
-            what: format!("chunk table for grid {grid:?}"),
-            requested: grid.iter().fold(16u64, |a, &g| a.saturating_mul(g)),
-            limit: MAX_CHUNKS * 16,
-        }
+    let n = grid.iter().try_fold(1u64, |a, &g| a.checked_mul(g)).filter(|&n| n <= MAX_CHUNKS).ok_or_else(|| H5Error::Limit {
+        file: ctx.file.name().to_string(),
+        object: ctx.path.to_string(),
+        what: format!("chunk table for grid {grid:?}"),
+        requested: grid.iter().fold(16u64, |a, &g| a.saturating_mul(g)),
+        limit: MAX_CHUNKS * 16,
     })?;
     let chunk_bytes = dims
         .iter()

@@ -25,8 +25,8 @@ use crate::file::H5File;
 use crate::filters::{self, BitshuffleCompression, BitshuffleParams};
 
 pub use index::MAX_CHUNKS;
-pub use types::{ChunkIndexKind, ChunkLoc, Filter, NumberKind, PixelType, RawLayout};
 pub use read::{MAX_MERGED_READ, MERGE_GAP};
+pub use types::{ChunkIndexKind, ChunkLoc, Filter, NumberKind, PixelType, RawLayout};
 
 /// How chunks are decoded: straight into the caller's buffer where we can.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,19 +80,11 @@ pub fn open_raw(file: &H5File, path: &str) -> Result<RawDataset> {
             _ => {}
         }
     }
-    let unsupported = |feature: &str| H5Error::UnsupportedFeature {
-        file: file.name().to_string(),
-        object: path.to_string(),
-        feature: feature.to_string(),
-    };
+    let unsupported = |feature: &str| H5Error::UnsupportedFeature { file: file.name().to_string(), object: path.to_string(), feature: feature.to_string() };
     if external {
         return Err(unsupported("raw data in external files"));
     }
-    let layout = layout.ok_or_else(|| H5Error::Format {
-        file: file.name().to_string(),
-        object: path.to_string(),
-        detail: "no data layout message".into(),
-    })?;
+    let layout = layout.ok_or_else(|| H5Error::Format { file: file.name().to_string(), object: path.to_string(), detail: "no data layout message".into() })?;
     let es = ds.raw_element_size().map_err(|e| file.err(path, e))?;
     let shape = ds.shape().to_vec();
     let dtype = PixelType::from_datatype(ds.dtype(), es);
@@ -110,18 +102,7 @@ pub fn open_raw(file: &H5File, path: &str) -> Result<RawDataset> {
     };
     let filters = pipeline.iter().map(Filter::from_description).collect();
     let decode = decode_path(&pipeline, es);
-    Ok(RawDataset {
-        path: path.to_string(),
-        shape,
-        dtype,
-        layout,
-        filters,
-        pipeline,
-        decode,
-        fill,
-        file_name: file.name().to_string(),
-        registry: OnceLock::new(),
-    })
+    Ok(RawDataset { path: path.to_string(), shape, dtype, layout, filters, pipeline, decode, fill, file_name: file.name().to_string(), registry: OnceLock::new() })
 }
 
 /// Picks the fast path for a pipeline (used when a chunk's filter mask is 0).
@@ -131,9 +112,7 @@ fn decode_path(pipeline: &[FilterDescription], es: usize) -> DecodePath {
         [f] if f.id == filters::FILTER_LZ4 => DecodePath::H5Lz4,
         [f] if f.id == filters::FILTER_BITSHUFFLE => match BitshuffleParams::from_client_data(&f.client_data, es) {
             Ok(BitshuffleParams { compression: BitshuffleCompression::Lz4, elem_size, .. }) => DecodePath::Bslz4 { es: elem_size },
-            Ok(BitshuffleParams { compression: BitshuffleCompression::None, elem_size, block }) => {
-                DecodePath::Bitshuffle { es: elem_size, block }
-            }
+            Ok(BitshuffleParams { compression: BitshuffleCompression::None, elem_size, block }) => DecodePath::Bitshuffle { es: elem_size, block },
             _ => DecodePath::Pipeline,
         },
         _ => DecodePath::Pipeline,

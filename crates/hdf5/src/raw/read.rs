@@ -21,12 +21,7 @@ pub const MAX_MERGED_READ: u64 = 4 * 1024 * 1024;
 
 impl RawDataset {
     fn corrupt(&self, idx: usize, e: impl ToString) -> H5Error {
-        H5Error::Corrupt {
-            file: self.file_name.clone(),
-            dataset: self.path.clone(),
-            chunk: self.chunk_offsets(idx),
-            detail: e.to_string(),
-        }
+        H5Error::Corrupt { file: self.file_name.clone(), dataset: self.path.clone(), chunk: self.chunk_offsets(idx), detail: e.to_string() }
     }
 
     fn caller_error(&self, detail: String) -> H5Error {
@@ -37,12 +32,7 @@ impl RawDataset {
     /// chunk table). Stored chunks are visited in address order, read in merged requests (gaps
     /// under [`MERGE_GAP`], at most [`MAX_MERGED_READ`] per request) from the uncached storage;
     /// unallocated chunks first, with empty bytes. For compact data, chunk 0 is the inline bytes.
-    pub fn read_chunks(
-        &self,
-        file: &H5File,
-        range: Range<usize>,
-        mut f: impl FnMut(usize, ChunkLoc, &[u8]) -> Result<()>,
-    ) -> Result<()> {
+    pub fn read_chunks(&self, file: &H5File, range: Range<usize>, mut f: impl FnMut(usize, ChunkLoc, &[u8]) -> Result<()>) -> Result<()> {
         let entries = match &self.layout {
             RawLayout::Chunked { entries, .. } => entries,
             RawLayout::Compact { data } if range == (0..1) => {
@@ -137,15 +127,9 @@ impl RawDataset {
             DecodePath::Pipeline => {
                 let active = |i: usize| i >= 32 || loc.mask & (1 << i) == 0;
                 if let Some((_, f)) = self.filters.iter().enumerate().find(|&(i, f)| active(i) && !f.supported) {
-                    return Err(H5Error::UnsupportedFilter {
-                        file: self.file_name.clone(),
-                        dataset: self.path.clone(),
-                        id: f.id,
-                        name: f.name.clone(),
-                    });
+                    return Err(H5Error::UnsupportedFilter { file: self.file_name.clone(), dataset: self.path.clone(), id: f.id, name: f.name.clone() });
                 }
-                let out = apply_pipeline(raw, &self.pipeline, loc.mask, self.dtype.size, Some(self.registry()))
-                    .map_err(|e| self.corrupt(idx, e))?;
+                let out = apply_pipeline(raw, &self.pipeline, loc.mask, self.dtype.size, Some(self.registry())).map_err(|e| self.corrupt(idx, e))?;
                 exact(out.len(), "filter pipeline output")?;
                 dst.copy_from_slice(&out);
             }
@@ -163,15 +147,10 @@ impl RawDataset {
     /// contiguous storage reads as the fill value.
     pub fn read_contiguous_into(&self, file: &H5File, byte_offset: u64, dst: &mut [u8]) -> Result<()> {
         let end = byte_offset.checked_add(dst.len() as u64);
-        let out_of_range = |size: u64| {
-            self.caller_error(format!("bytes {byte_offset}..+{} requested of {size}", dst.len()))
-        };
+        let out_of_range = |size: u64| self.caller_error(format!("bytes {byte_offset}..+{} requested of {size}", dst.len()));
         match &self.layout {
             RawLayout::Compact { data } => {
-                let src = usize::try_from(byte_offset)
-                    .ok()
-                    .and_then(|o| data.get(o..o + dst.len()))
-                    .ok_or_else(|| out_of_range(data.len() as u64))?;
+                let src = usize::try_from(byte_offset).ok().and_then(|o| data.get(o..o + dst.len())).ok_or_else(|| out_of_range(data.len() as u64))?;
                 dst.copy_from_slice(src);
             }
             RawLayout::Contiguous { addr, size } => {

@@ -30,11 +30,9 @@ impl PixelType {
     pub(super) fn from_datatype(dt: &Datatype, size: usize) -> Self {
         use hdf5_reader::ByteOrder::BigEndian;
         match dt {
-            Datatype::FixedPoint { signed, byte_order, .. } => Self {
-                kind: if *signed { NumberKind::Signed } else { NumberKind::Unsigned },
-                size,
-                big_endian: *byte_order == BigEndian,
-            },
+            Datatype::FixedPoint { signed, byte_order, .. } => {
+                Self { kind: if *signed { NumberKind::Signed } else { NumberKind::Unsigned }, size, big_endian: *byte_order == BigEndian }
+            }
             Datatype::FloatingPoint { byte_order, .. } => Self { kind: NumberKind::Float, size, big_endian: *byte_order == BigEndian },
             _ => Self { kind: NumberKind::Other, size, big_endian: false },
         }

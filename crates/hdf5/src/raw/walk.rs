@@ -42,9 +42,7 @@ pub(super) fn walk_index(sink: &mut TableSink<'_>, address: u64, indexing: Optio
     let dims = sink.dims;
     match indexing {
         None => BTreeV1Walk { st, osz, lsz, ndim: shape.len(), visited: HashSet::new() }.visit(sink, address, MAX_BTREE_V1_DEPTH),
-        Some(ChunkIndexing::SingleChunk { filtered_size, filters }) => {
-            put_all(sink, vec![chunk_index::single_chunk_entry(address, *filtered_size, *filters, shape.len())])
-        }
+        Some(ChunkIndexing::SingleChunk { filtered_size, filters }) => put_all(sink, vec![chunk_index::single_chunk_entry(address, *filtered_size, *filters, shape.len())]),
         // libhdf5 numbers fixed-array entries and implicit chunks row-major over the chunk grid
         // at the maximum dimensions (`max_down_chunks`; the first dimension's extent never enters
         // the strides), hdf5-reader over the current one: they differ when a fixed maximum exceeds
@@ -56,10 +54,7 @@ pub(super) fn walk_index(sink: &mut TableSink<'_>, address: u64, indexing: Optio
             // would pass for a forged total, so it is made once here for the whole grid.
             let (n, chunk_bytes) = (sink.grid.iter().product::<u64>(), u64::from(sink.chunk_bytes));
             if chunk_bytes > 0 && n > (st.len() / chunk_bytes).saturating_add(1) {
-                return Err(ctx.format(format!(
-                    "implicit index declares {n} chunks ({chunk_bytes} bytes each) but the file has only {} bytes",
-                    st.len()
-                )));
+                return Err(ctx.format(format!("implicit index declares {n} chunks ({chunk_bytes} bytes each) but the file has only {} bytes", st.len())));
             }
             by_slabs(sink, |b| chunk_index::collect_implicit_chunk_entries(address, &numbered, dims, ctx.es, b, st.len()))
         }
@@ -67,9 +62,7 @@ pub(super) fn walk_index(sink: &mut TableSink<'_>, address: u64, indexing: Optio
             let numbered = numbering_shape(shape, ctx.ds.max_dims());
             by_slabs(sink, |b| collect_fixed_array_chunk_entries_storage(st, address, osz, lsz, &numbered, dims, b))
         }
-        Some(ChunkIndexing::ExtensibleArray { .. }) => by_slabs(sink, |b| {
-            collect_extensible_array_chunk_entries_storage(st, address, osz, lsz, shape, ctx.ds.max_dims(), dims, b)
-        }),
+        Some(ChunkIndexing::ExtensibleArray { .. }) => by_slabs(sink, |b| collect_extensible_array_chunk_entries_storage(st, address, osz, lsz, shape, ctx.ds.max_dims(), dims, b)),
         Some(ChunkIndexing::BTreeV2) => {
             let found = chunk_index::collect_v2_chunk_entries_storage(st, address, osz, lsz, shape.len() as u32, dims, None);
             put_all(sink, found.map_err(|e| ctx.reader_err(e))?)
@@ -81,12 +74,7 @@ pub(super) fn walk_index(sink: &mut TableSink<'_>, address: u64, indexing: Optio
 /// dimensions after the first (where finite and not below the current size), the current first.
 fn numbering_shape(shape: &[u64], max_dims: Option<&[u64]>) -> Vec<u64> {
     match max_dims {
-        Some(max) if max.len() == shape.len() => shape
-            .iter()
-            .zip(max)
-            .enumerate()
-            .map(|(d, (&s, &m))| if d == 0 || m == u64::MAX { s } else { s.max(m) })
-            .collect(),
+        Some(max) if max.len() == shape.len() => shape.iter().zip(max).enumerate().map(|(d, (&s, &m))| if d == 0 || m == u64::MAX { s } else { s.max(m) }).collect(),
         _ => shape.to_vec(),
     }
 }
@@ -96,10 +84,7 @@ fn put_all(sink: &mut TableSink<'_>, found: Vec<ChunkEntry>) -> Result<()> {
 }
 
 /// Runs a bounded walker over the grid slab by slab ([`Slabs`]), each slab's entries into `sink`.
-fn by_slabs(
-    sink: &mut TableSink<'_>,
-    mut walker: impl FnMut(Option<(&[u64], &[u64])>) -> hdf5_reader::error::Result<Vec<ChunkEntry>>,
-) -> Result<()> {
+fn by_slabs(sink: &mut TableSink<'_>, mut walker: impl FnMut(Option<(&[u64], &[u64])>) -> hdf5_reader::error::Result<Vec<ChunkEntry>>) -> Result<()> {
     if sink.grid.is_empty() {
         // A chunked scalar (not written by libhdf5, but parseable): its one entry, unbounded.
         let found = walker(None).map_err(|e| sink.ctx.reader_err(e))?;

@@ -192,10 +192,7 @@ impl Walk<'_> {
             Ok(h) => h,
             Err(e) => return self.error(path, self.file.err(path, e).to_string()),
         };
-        let is_group = header
-            .messages
-            .iter()
-            .any(|m| matches!(m, HdfMessage::SymbolTable(_) | HdfMessage::Link(_) | HdfMessage::LinkInfo(_) | HdfMessage::GroupInfo(_)));
+        let is_group = header.messages.iter().any(|m| matches!(m, HdfMessage::SymbolTable(_) | HdfMessage::Link(_) | HdfMessage::LinkInfo(_) | HdfMessage::GroupInfo(_)));
         let is_dataset = header.messages.iter().any(|m| matches!(m, HdfMessage::DataLayout(_)));
         if is_dataset {
             match dataset::info(self.file, path, &header) {
@@ -228,9 +225,7 @@ impl Walk<'_> {
             match link.target {
                 LinkTarget::Hard { address } => self.object(&child, address, depth + 1),
                 LinkTarget::Soft { path: target } => self.push(&child, NodeKind::SoftLink { target }, Vec::new()),
-                LinkTarget::External { file, path } => {
-                    self.push(&child, NodeKind::ExternalLink { file, path, resolved: None }, Vec::new())
-                }
+                LinkTarget::External { file, path } => self.push(&child, NodeKind::ExternalLink { file, path, resolved: None }, Vec::new()),
             }
         }
     }
@@ -241,12 +236,7 @@ impl Walk<'_> {
         let attrs = self.file.reader().group(path).and_then(|g| g.attributes());
         match attrs {
             Ok(a) => sorted(a.iter().map(attr_info).collect()),
-            Err(e) => vec![AttrInfo {
-                name: "(error)".into(),
-                dtype: String::new(),
-                shape: Vec::new(),
-                value: self.file.err(&format!("{path} (attributes)"), e).to_string(),
-            }],
+            Err(e) => vec![AttrInfo { name: "(error)".into(), dtype: String::new(), shape: Vec::new(), value: self.file.err(&format!("{path} (attributes)"), e).to_string() }],
         }
     }
 }

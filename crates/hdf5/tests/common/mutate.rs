@@ -73,12 +73,7 @@ static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
 /// it, so a run that finds many panics reports them once, in the final assertion.
 pub fn quiet_panics() {
     std::panic::set_hook(Box::new(|info| {
-        let msg = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_default();
+        let msg = info.payload().downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| info.payload().downcast_ref::<String>().cloned()).unwrap_or_default();
         let at = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
         if let Ok(mut last) = LAST_PANIC.lock() {
             *last = Some(format!("{msg} at {at}"));

@@ -68,12 +68,7 @@ struct InterfaceTerms {
 fn prepare(request: &CurveRequest<'_>) -> (Vec<LayerTerms>, Vec<InterfaceTerms>) {
     let k0 = scatterlab_core::units::photon_k0(request.energy_ev);
     let k02 = k0 * k0;
-    let chis: Vec<(C64, C64)> = request
-        .stack
-        .layers
-        .iter()
-        .map(|l| (C64::new(-2.0 * l.delta_o, 2.0 * l.beta_o), C64::new(-2.0 * l.delta_e, 2.0 * l.beta_e)))
-        .collect();
+    let chis: Vec<(C64, C64)> = request.stack.layers.iter().map(|l| (C64::new(-2.0 * l.delta_o, 2.0 * l.beta_o), C64::new(-2.0 * l.delta_e, 2.0 * l.beta_e))).collect();
     let layers = request
         .stack
         .layers
@@ -95,11 +90,7 @@ fn prepare(request: &CurveRequest<'_>) -> (Vec<LayerTerms>, Vec<InterfaceTerms>)
             let (a, b) = (w[0], w[1]);
             let (pa, pb) = (p_of(a), p_of(b));
             let norm = 1.0 / ((1.0 + pa) * (1.0 + pb));
-            InterfaceTerms {
-                ds: (a.0 - b.0) * k02,
-                dp_const: (a.1 - b.1 + a.1 * pb - b.1 * pa) * k02 * norm,
-                dp_q2: (pb - pa) * norm,
-            }
+            InterfaceTerms { ds: (a.0 - b.0) * k02, dp_const: (a.1 - b.1 + a.1 * pb - b.1 * pa) * k02 * norm, dp_q2: (pb - pa) * norm }
         })
         .collect();
     (layers, interfaces)

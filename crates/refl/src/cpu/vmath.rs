@@ -43,10 +43,7 @@ impl Cv {
     }
     #[inline(always)]
     pub fn mul(self, o: Self) -> Self {
-        Self {
-            re: lanes!(|i| self.re[i] * o.re[i] - self.im[i] * o.im[i]),
-            im: lanes!(|i| self.re[i] * o.im[i] + self.im[i] * o.re[i]),
-        }
+        Self { re: lanes!(|i| self.re[i] * o.re[i] - self.im[i] * o.im[i]), im: lanes!(|i| self.re[i] * o.im[i] + self.im[i] * o.re[i]) }
     }
     #[inline(always)]
     pub fn scale(self, s: V) -> Self {
@@ -56,10 +53,7 @@ impl Cv {
     #[inline(always)]
     pub fn div(self, b: Self) -> Self {
         let inv = lanes!(|i| 1.0 / (b.re[i] * b.re[i] + b.im[i] * b.im[i]));
-        Self {
-            re: lanes!(|i| (self.re[i] * b.re[i] + self.im[i] * b.im[i]) * inv[i]),
-            im: lanes!(|i| (self.im[i] * b.re[i] - self.re[i] * b.im[i]) * inv[i]),
-        }
+        Self { re: lanes!(|i| (self.re[i] * b.re[i] + self.im[i] * b.im[i]) * inv[i]), im: lanes!(|i| (self.im[i] * b.re[i] - self.re[i] * b.im[i]) * inv[i]) }
     }
     #[inline(always)]
     pub fn norm_sqr(self) -> V {
@@ -102,21 +96,8 @@ pub fn exp(x: V) -> V {
     const LN2_HI: f64 = 6.931_457_519_531_25e-1;
     const LN2_LO: f64 = 1.428_606_820_309_417_232_12e-6;
     // Taylor to degree 12 on |r| ≤ ln2/2: truncation < 1e-16 relative.
-    const C: [f64; 13] = [
-        1.0 / 479001600.0,
-        1.0 / 39916800.0,
-        1.0 / 3628800.0,
-        1.0 / 362880.0,
-        1.0 / 40320.0,
-        1.0 / 5040.0,
-        1.0 / 720.0,
-        1.0 / 120.0,
-        1.0 / 24.0,
-        1.0 / 6.0,
-        0.5,
-        1.0,
-        1.0,
-    ];
+    const C: [f64; 13] =
+        [1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0];
     lanes!(|i| {
         let xi = x[i].clamp(-708.0, 709.0);
         let n = (xi * LOG2E).round();
@@ -125,7 +106,11 @@ pub fn exp(x: V) -> V {
         // mantissa bits of n + 1.5·2^52.
         let scale = f64::from_bits((n + ROUND_MAGIC).to_bits().wrapping_add(1023) << 52);
         let value = horner(r, &C) * scale;
-        if x[i] < -708.0 { 0.0 } else { value }
+        if x[i] < -708.0 {
+            0.0
+        } else {
+            value
+        }
     })
 }
 

@@ -63,7 +63,13 @@ fn normal_equations(residuals: &[f64], jac: &[Vec<f64>]) -> (Vec<Vec<f64>>, Vec<
 }
 
 /// Minimises χ² from `x0`.
-pub fn levenberg_marquardt(objective: &Objective<'_>, x0: &[f64], options: &LmOptions, progress: &mut dyn FnMut(&FitProgress), cancel: &CancelToken) -> Result<LmResult, ReflError> {
+pub fn levenberg_marquardt(
+    objective: &Objective<'_>,
+    x0: &[f64],
+    options: &LmOptions,
+    progress: &mut dyn FnMut(&FitProgress),
+    cancel: &CancelToken,
+) -> Result<LmResult, ReflError> {
     let n = objective.dimension();
     if x0.len() != n {
         return Err(ReflError::input("LM start vector", format!("has {} values for {n} free parameters", x0.len())));
@@ -117,9 +123,8 @@ pub fn levenberg_marquardt(objective: &Objective<'_>, x0: &[f64], options: &LmOp
         }
     }
     let (jtj, _) = normal_equations(&residuals, &jac);
-    let covariance = spd_inverse(&jtj).ok_or_else(|| {
-        ReflError::input("LM covariance", "JᵀJ is singular at the optimum: some parameter does not affect the data (fix it or add data)")
-    })?;
+    let covariance =
+        spd_inverse(&jtj).ok_or_else(|| ReflError::input("LM covariance", "JᵀJ is singular at the optimum: some parameter does not affect the data (fix it or add data)"))?;
     let stderr: Vec<f64> = (0..n).map(|k| covariance[k][k].sqrt()).collect();
     let correlation = (0..n).map(|a| (0..n).map(|b| covariance[a][b] / (stderr[a] * stderr[b])).collect()).collect();
     Ok(LmResult { x, chi2, stderr, covariance, correlation, iterations, evaluations })

@@ -150,7 +150,14 @@ impl EnsembleSampler {
 
     /// Takes up to `n` more steps (fewer at the end of the run or on a cancel); returns how many.
     /// `progress` is called after each step.
-    pub async fn run_steps(&mut self, objective: &Objective<'_>, engine: Engine<'_>, n: usize, progress: &mut dyn FnMut(&FitProgress), cancel: &CancelToken) -> Result<usize, ReflError> {
+    pub async fn run_steps(
+        &mut self,
+        objective: &Objective<'_>,
+        engine: Engine<'_>,
+        n: usize,
+        progress: &mut dyn FnMut(&FitProgress),
+        cancel: &CancelToken,
+    ) -> Result<usize, ReflError> {
         let mut taken = 0;
         while taken < n && !self.is_done() && !cancel.is_cancelled() {
             self.step(objective, engine).await?;

@@ -162,10 +162,7 @@ impl<'m> Objective<'m> {
                 let chunk = xs.len().div_ceil(threads);
                 let parts: Vec<Result<Vec<f64>, ReflError>> = std::thread::scope(|s| {
                     let handles: Vec<_> = xs.chunks(chunk).map(|c| s.spawn(move || pollster::block_on(self.chi2_serial(Engine::Cpu, c)))).collect();
-                    handles
-                        .into_iter()
-                        .map(|h| h.join().unwrap_or_else(|_| Err(ReflError::input("objective", "a worker thread panicked"))))
-                        .collect()
+                    handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(ReflError::input("objective", "a worker thread panicked")))).collect()
                 });
                 let mut out = Vec::with_capacity(xs.len());
                 for part in parts {

@@ -89,11 +89,8 @@ pub fn task_to_model(text: &str) -> Result<ModelFile, ReflError> {
             ((e - energy).abs() < 1e-6).then_some(v.as_object()).flatten()
         })
     };
-    let fixed_materials: Vec<String> = energies
-        .first()
-        .and_then(|&e| fixed_optics(e))
-        .map(|m| m.keys().filter_map(|k| k.strip_suffix("_delta").map(str::to_owned)).collect())
-        .unwrap_or_default();
+    let fixed_materials: Vec<String> =
+        energies.first().and_then(|&e| fixed_optics(e)).map(|m| m.keys().filter_map(|k| k.strip_suffix("_delta").map(str::to_owned)).collect()).unwrap_or_default();
 
     let mut materials = BTreeMap::new();
     let mut layers = Vec::new();

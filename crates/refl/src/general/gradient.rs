@@ -84,21 +84,15 @@ fn layers_for(stack: &GeneralStack, block: &[GeneralParam]) -> Vec<ChiLayer<Jet<
     use GeneralParam::*;
     let mut out = Vec::with_capacity(stack.layers.len());
     for (j, l) in stack.layers.iter().enumerate() {
-        let principal: [Jet<BLOCK>; 3] = std::array::from_fn(|i| {
-            seeded(l.delta[i], 1.0, block, Delta(j, i)) * -2.0 + seeded(l.beta[i], 1.0, block, Beta(j, i)) * C64::new(0.0, 2.0)
-        });
+        let principal: [Jet<BLOCK>; 3] =
+            std::array::from_fn(|i| seeded(l.delta[i], 1.0, block, Delta(j, i)) * -2.0 + seeded(l.beta[i], 1.0, block, Beta(j, i)) * C64::new(0.0, 2.0));
         let angles: [Jet<BLOCK>; 3] = std::array::from_fn(|i| seeded(l.euler_deg[i], 1.0, block, Euler(j, i)));
         let sc = angles.map(|a| sincos_jet(&a));
         let chi = lab_chi(principal, sc.map(|x| x.0), sc.map(|x| x.1));
         let zero = C64::new(0.0, 0.0);
         let coupling = [chi[0][1], chi[1][0], chi[1][2], chi[2][1]];
         let decoupled = coupling.iter().all(|x| x.v == zero && x.d.iter().all(|d| *d == zero));
-        out.push(ChiLayer {
-            chi,
-            thickness: seeded(l.thickness, 1.0, block, Thickness(j)),
-            roughness: seeded(l.roughness, 1.0, block, Roughness(j)),
-            decoupled,
-        });
+        out.push(ChiLayer { chi, thickness: seeded(l.thickness, 1.0, block, Thickness(j)), roughness: seeded(l.roughness, 1.0, block, Roughness(j)), decoupled });
     }
     out
 }
@@ -109,10 +103,7 @@ pub fn general_gradient(stack: &GeneralStack, energy_ev: f64, q: &[f64], params:
     stack.validate()?;
     let k0 = validate_beam(energy_ev, q)?;
     check_params(stack, params)?;
-    let mut out = GeneralGradient {
-        reflectivity: super::general_reflectivity(stack, energy_ev, q)?,
-        ..Default::default()
-    };
+    let mut out = GeneralGradient { reflectivity: super::general_reflectivity(stack, energy_ev, q)?, ..Default::default() };
     for block in params.chunks(BLOCK) {
         let k0_jet = seeded(k0, k0 / energy_ev, block, GeneralParam::Energy);
         let kernel = GeneralKernel::new(&layers_for(stack, block), k0_jet);

@@ -1,7 +1,6 @@
 //! 2×2 matrices over any [`Cx`] scalar: the whole 4×4 method is written in 2×2 blocks
 //! (down/up pairs of modes, (H_y, E_y) and (E_x, H_x) field pairs).
 
-
 use crate::dual::Cx;
 
 /// A 2×2 matrix, `m[row][col]`.
@@ -36,10 +35,7 @@ pub(crate) fn sub<T: Cx>(a: &M2<T>, b: &M2<T>) -> M2<T> {
 /// a · b.
 #[inline]
 pub(crate) fn mul<T: Cx>(a: &M2<T>, b: &M2<T>) -> M2<T> {
-    [
-        [a[0][0] * b[0][0] + a[0][1] * b[1][0], a[0][0] * b[0][1] + a[0][1] * b[1][1]],
-        [a[1][0] * b[0][0] + a[1][1] * b[1][0], a[1][0] * b[0][1] + a[1][1] * b[1][1]],
-    ]
+    [[a[0][0] * b[0][0] + a[0][1] * b[1][0], a[0][0] * b[0][1] + a[0][1] * b[1][1]], [a[1][0] * b[0][0] + a[1][1] * b[1][0], a[1][0] * b[0][1] + a[1][1] * b[1][1]]]
 }
 
 /// s · a for a scalar s.

@@ -102,10 +102,7 @@ pub(crate) fn validate_beam(energy_ev: f64, q: &[f64]) -> Result<f64, ReflError>
     let k0 = scatterlab_core::units::photon_k0(energy_ev);
     for (i, &qi) in q.iter().enumerate() {
         if !(qi.is_finite() && qi > 0.0 && qi < 2.0 * k0) {
-            return Err(ReflError::input(
-                format!("q[{i}]"),
-                format!("{qi} Å⁻¹ is outside 0 < q < 2k0 = {:.6} Å⁻¹ at {energy_ev} eV", 2.0 * k0),
-            ));
+            return Err(ReflError::input(format!("q[{i}]"), format!("{qi} Å⁻¹ is outside 0 < q < 2k0 = {:.6} Å⁻¹ at {energy_ev} eV", 2.0 * k0)));
         }
     }
     Ok(k0)
@@ -134,10 +131,7 @@ impl GeneralReflectivity {
     /// Checks that every R is finite; the error names the first bad point as `q[i]` and its q.
     pub fn check_finite(&self, q: &[f64]) -> Result<(), ReflError> {
         let channels = [("R_ss", &self.r_ss), ("R_pp", &self.r_pp), ("R_sp", &self.r_sp), ("R_ps", &self.r_ps)];
-        let first = channels
-            .iter()
-            .filter_map(|(name, v)| v.iter().position(|r| !r.is_finite()).map(|i| (i, *name, v[i])))
-            .min_by_key(|&(i, _, _)| i);
+        let first = channels.iter().filter_map(|(name, v)| v.iter().position(|r| !r.is_finite()).map(|i| (i, *name, v[i]))).min_by_key(|&(i, _, _)| i);
         match first {
             None => Ok(()),
             Some((i, name, value)) => {

@@ -207,13 +207,7 @@ fn clearly_sorted(dn: &Pair<C64>, up: &Pair<C64>) -> bool {
 fn sort_down_up<T>(roots: &[C64; 4], l: &LayerTerms<T>, zeta: C64, g: C64, h: C64) -> [usize; 4] {
     let scale = roots.iter().map(|&r| mat2::mag(r)).fold(0.0, f64::max);
     let tol = 1e-7 * scale + 1e-300;
-    let score = roots.map(|r| {
-        if r.im.abs() > tol {
-            r.im
-        } else {
-            0.5 * tol * poynting_sign(r, &l.chi_values, zeta, g, h)
-        }
-    });
+    let score = roots.map(|r| if r.im.abs() > tol { r.im } else { 0.5 * tol * poynting_sign(r, &l.chi_values, zeta, g, h) });
     let mut order = [0, 1, 2, 3];
     order.sort_by(|&i, &j| score[j].total_cmp(&score[i]));
     order
@@ -222,11 +216,7 @@ fn sort_down_up<T>(roots: &[C64; 4], l: &LayerTerms<T>, zeta: C64, g: C64, h: C6
 /// sign S_z of the mode with root ν: E from the null space of ε + n nᵀ − n² I (cross product of
 /// two rows), H = n × E. Falls back to sign Re ν where the null space is not one-dimensional.
 fn poynting_sign(nu: C64, chi: &[[C64; 3]; 3], zeta: C64, g: C64, h: C64) -> f64 {
-    let m = [
-        [chi[0][0] + 1.0 - nu * nu, chi[0][1], chi[0][2] + zeta * nu],
-        [chi[1][0], g - nu * nu, chi[1][2]],
-        [chi[2][0] + zeta * nu, chi[2][1], h],
-    ];
+    let m = [[chi[0][0] + 1.0 - nu * nu, chi[0][1], chi[0][2] + zeta * nu], [chi[1][0], g - nu * nu, chi[1][2]], [chi[2][0] + zeta * nu, chi[2][1], h]];
     let cross = |a: &[C64; 3], b: &[C64; 3]| [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
     let norm = |v: &[C64; 3]| v.iter().map(|x| x.norm_sqr()).sum::<f64>();
     let cands = [cross(&m[0], &m[1]), cross(&m[0], &m[2]), cross(&m[1], &m[2])];

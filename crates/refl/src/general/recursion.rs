@@ -108,10 +108,8 @@ impl<T: Cx> GeneralKernel<T> {
             return mat2::mul(&mat2::mul(&a.w_inv, &mat2::mul(&x, &mat2::inv(&y))), &w);
         }
         let w = &a.w_inv;
-        let mut k = [
-            [mat2::mul(w, &mat2::sub(&a.z_up, &b.z_dn)), mat2::scale(&mat2::mul(w, &dz_up), T::real(-1.0))],
-            [mat2::mul(w, &dz_dn), mat2::mul(w, &mat2::sub(&b.z_up, &a.z_dn))],
-        ];
+        let mut k =
+            [[mat2::mul(w, &mat2::sub(&a.z_up, &b.z_dn)), mat2::scale(&mat2::mul(w, &dz_up), T::real(-1.0))], [mat2::mul(w, &dz_dn), mat2::mul(w, &mat2::sub(&b.z_up, &a.z_dn))]];
         roughen(&mut k, a, b, lb.sigma2 * self.k0 * self.k0);
         let num = mat2::add(&k[1][0], &mat2::mul(&k[1][1], g));
         let den = mat2::add(&k[0][0], &mat2::mul(&k[0][1], g));

@@ -90,11 +90,7 @@ pub fn sincos_deg(deg: f64) -> (f64, f64) {
 pub(crate) fn rotation<T: Cx>(s: [T; 3], c: [T; 3]) -> [[T; 3]; 3] {
     let ([sf, st, sp], [cf, ct, cp]) = (s, c);
     let z = T::real(0.0);
-    [
-        [cf * cp - sf * ct * sp, z - cf * sp - sf * ct * cp, sf * st],
-        [sf * cp + cf * ct * sp, cf * ct * cp - sf * sp, z - cf * st],
-        [st * sp, st * cp, ct],
-    ]
+    [[cf * cp - sf * ct * sp, z - cf * sp - sf * ct * cp, sf * st], [sf * cp + cf * ct * sp, cf * ct * cp - sf * sp, z - cf * st], [st * sp, st * cp, ct]]
 }
 
 /// χ_lab = χ_a I + Σ_{k=b,c} (χ_k − χ_a) r_k r_kᵀ (r_k = column k of Ω). Equal to Ω diag(χ) Ωᵀ,

@@ -4,8 +4,8 @@
 use num_complex::Complex64 as C64;
 
 use super::recursion::{climb, prepare, substrate, Below, InterfaceTerms, LayerInput, LayerTerms};
-use super::{Direction, Gradient, LayerParam, BLOCK};
 use super::soa::SoaJet as Jet;
+use super::{Direction, Gradient, LayerParam, BLOCK};
 use crate::dual::Cx;
 use crate::CurveRequest;
 
@@ -45,12 +45,7 @@ pub(crate) fn evaluate(request: &CurveRequest<'_>, directions: &[Direction]) -> 
     // R from the production path itself, so a fitter's residuals and Jacobian come from one R;
     // the jets' value parts equal it to rounding (tests/gradient.rs).
     let plain = crate::cpu::reflectivity_unchecked(request);
-    let mut out = Gradient {
-        r_s: plain.r_s,
-        r_p: plain.r_p,
-        d_r_s: vec![vec![0.0; n_q]; directions.len()],
-        d_r_p: vec![vec![0.0; n_q]; directions.len()],
-    };
+    let mut out = Gradient { r_s: plain.r_s, r_p: plain.r_p, d_r_s: vec![vec![0.0; n_q]; directions.len()], d_r_p: vec![vec![0.0; n_q]; directions.len()] };
     // Deepest first: a block needs jets only from just below its deepest layer up (energy and q
     // touch every layer), so blocks of shallow layers run most of the stack on plain numbers.
     let depth = |d: &Direction| match *d {

@@ -132,10 +132,7 @@ pub fn reflectivity_gradient(request: &CurveRequest<'_>, params: &[Param]) -> Re
             Param::Energy => Direction::Energy,
             Param::QOffset => Direction::Q,
             Param::Resolution => {
-                return Err(ReflError::input(
-                    format!("parameter {i} (resolution dQ/Q)"),
-                    "an unsmeared curve has no resolution width; use smeared_gradient with a constant dQ/Q",
-                ))
+                return Err(ReflError::input(format!("parameter {i} (resolution dQ/Q)"), "an unsmeared curve has no resolution width; use smeared_gradient with a constant dQ/Q"))
             }
         });
     }
@@ -152,10 +149,5 @@ pub fn apply_instrument(gradient: &Gradient, scale: f64, background: f64) -> Gra
         out.push(vec![1.0; r.len()]);
         out
     };
-    Gradient {
-        r_s: model(&gradient.r_s),
-        r_p: model(&gradient.r_p),
-        d_r_s: rows(&gradient.d_r_s, &gradient.r_s),
-        d_r_p: rows(&gradient.d_r_p, &gradient.r_p),
-    }
+    Gradient { r_s: model(&gradient.r_s), r_p: model(&gradient.r_p), d_r_s: rows(&gradient.d_r_s, &gradient.r_s), d_r_p: rows(&gradient.d_r_p, &gradient.r_p) }
 }

@@ -94,11 +94,7 @@ pub fn prepare<T: Cx>(inputs: &[LayerInput<T>], energy_ev: T, layers: &mut Vec<L
         let (a, b) = (chis(&w[0]), chis(&w[1]));
         let (pa, pb) = (p_of(a), p_of(b));
         let norm = ((pa + 1.0) * (pb + 1.0)).recip();
-        interfaces.push(InterfaceTerms {
-            ds: (a.0 - b.0) * k02,
-            dp_const: (a.1 - b.1 + a.1 * pb - b.1 * pa) * k02 * norm,
-            dp_q2: (pb - pa) * norm,
-        });
+        interfaces.push(InterfaceTerms { ds: (a.0 - b.0) * k02, dp_const: (a.1 - b.1 + a.1 * pb - b.1 * pa) * k02 * norm, dp_q2: (pb - pa) * norm });
     }
 }
 

@@ -84,9 +84,11 @@ pub fn smeared_gradient(request: &SmearedRequest<'_>, params: &[Param]) -> Resul
         // No smearing: one evaluation per q; the q offset is ∂R/∂q itself (plan put Q last if asked).
         let raw = block::evaluate(curve, &directions);
         let pick = |d: &[Vec<f64>]| -> Vec<Vec<f64>> {
-            rows.iter().map(|r| match *r {
-                Row::Direct(k) | Row::QOffset(k) | Row::Width(k) => d[k].clone(),
-            }).collect()
+            rows.iter()
+                .map(|r| match *r {
+                    Row::Direct(k) | Row::QOffset(k) | Row::Width(k) => d[k].clone(),
+                })
+                .collect()
         };
         return Ok(Gradient { d_r_s: pick(&raw.d_r_s), d_r_p: pick(&raw.d_r_p), r_s: raw.r_s, r_p: raw.r_p });
     }

@@ -58,10 +58,7 @@ impl DepthProfile {
                         return Err(ReflError::input(format!("{what} knot {k} depth fraction"), format!("must be in [0, 1], got {f}")));
                     }
                     if k > 0 && f <= knots[k - 1].0 {
-                        return Err(ReflError::input(
-                            format!("{what} knot {k} depth fraction"),
-                            format!("must exceed the previous knot's {}, got {f}", knots[k - 1].0),
-                        ));
+                        return Err(ReflError::input(format!("{what} knot {k} depth fraction"), format!("must exceed the previous knot's {}, got {f}", knots[k - 1].0)));
                     }
                 }
                 Ok(())
@@ -153,9 +150,7 @@ pub fn graded_film(film: &GradedFilm) -> Result<Vec<Layer>, ReflError> {
         }
     }
     let m = &film.material;
-    for (name, v) in
-        [("delta", m.delta), ("beta", m.beta), ("delta_birefringence", m.delta_birefringence), ("beta_birefringence", m.beta_birefringence)]
-    {
+    for (name, v) in [("delta", m.delta), ("beta", m.beta), ("delta_birefringence", m.delta_birefringence), ("beta_birefringence", m.beta_birefringence)] {
         if !v.is_finite() {
             return Err(ReflError::input(format!("graded film material {name}"), format!("not a finite number ({v})")));
         }

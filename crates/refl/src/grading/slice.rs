@@ -81,11 +81,7 @@ pub fn microslice(stack: &Stack, shapes: &[InterfaceShape], opts: &SliceOptions)
                 0.0
             }
         };
-        let plain = |from: f64, to: f64| Layer {
-            thickness: if j == 0 || j == n - 1 { layer.thickness } else { to - from },
-            roughness: top_roughness(from),
-            ..*layer
-        };
+        let plain = |from: f64, to: f64| Layer { thickness: if j == 0 || j == n - 1 { layer.thickness } else { to - from }, roughness: top_roughness(from), ..*layer };
         let mut cursor = top;
         let mut emitted = false;
         for r in regions.iter().filter(|r| r.start.max(top) < r.end.min(bottom)) {
@@ -158,10 +154,7 @@ fn regions(stack: &Stack, shapes: &[InterfaceShape], z: &[f64], opts: &SliceOpti
     if slabs_needed > MAX_SLABS {
         return Err(ReflError::input(
             "slice options contrast_step",
-            format!(
-                "{} with max_thickness {} Å needs {slabs_needed:.3e} slabs (limit {MAX_SLABS:e}); use a larger step",
-                opts.contrast_step, opts.max_thickness
-            ),
+            format!("{} with max_thickness {} Å needs {slabs_needed:.3e} slabs (limit {MAX_SLABS:e}); use a larger step", opts.contrast_step, opts.max_thickness),
         ));
     }
     Ok(out)
@@ -175,16 +168,7 @@ fn slab_size(region: &Region, opts: &SliceOptions) -> f64 {
 
 /// Slices [p, q] (inside `region`) into equal slabs appended to `out`.
 #[allow(clippy::too_many_arguments)]
-fn slice_piece(
-    stack: &Stack,
-    step: &impl Fn(usize, f64) -> f64,
-    region: &Region,
-    p: f64,
-    q: f64,
-    first_roughness: f64,
-    opts: &SliceOptions,
-    out: &mut Vec<Layer>,
-) {
+fn slice_piece(stack: &Stack, step: &impl Fn(usize, f64) -> f64, region: &Region, p: f64, q: f64, first_roughness: f64, opts: &SliceOptions, out: &mut Vec<Layer>) {
     let slabs = ((q - p) / slab_size(region, opts)).ceil().max(1.0) as usize;
     let h = (q - p) / slabs as f64;
     let centres: Vec<f64> = (0..slabs).map(|k| p + (k as f64 + 0.5) * h).collect();
@@ -205,13 +189,6 @@ fn slice_piece(
         });
         let top = p + k as f64 * h;
         let bottom = if k + 1 == slabs { q } else { p + (k + 1) as f64 * h };
-        out.push(Layer {
-            thickness: bottom - top,
-            roughness: if k == 0 { first_roughness } else { 0.0 },
-            delta_o: v[0],
-            beta_o: v[1],
-            delta_e: v[2],
-            beta_e: v[3],
-        });
+        out.push(Layer { thickness: bottom - top, roughness: if k == 0 { first_roughness } else { 0.0 }, delta_o: v[0], beta_o: v[1], delta_e: v[2], beta_e: v[3] });
     }
 }

@@ -111,9 +111,7 @@ fn parse(elements_txt: &str, f1f2_txt: &str) -> Result<HenkeData, String> {
     let mut rows = 0usize;
     let finish = |tables: &[ScatteringTable], current: &Option<(usize, String, usize)>, rows: usize| match current {
         Some((z, symbol, n)) if *n != rows => Err(format!("f1f2.txt: {symbol} (Z = {z}) promises {n} rows, has {rows}")),
-        Some((_, symbol, _)) if tables.last().map_or(0, |t| t.energy.len()) < 2 => {
-            Err(format!("f1f2.txt: {symbol} has fewer than 2 rows with f1"))
-        }
+        Some((_, symbol, _)) if tables.last().map_or(0, |t| t.energy.len()) < 2 => Err(format!("f1f2.txt: {symbol} has fewer than 2 rows with f1")),
         _ => Ok(()),
     };
     for (line, text) in data_lines(f1f2_txt) {

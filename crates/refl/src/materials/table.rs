@@ -39,10 +39,7 @@ impl OpticalTable {
     /// Errors name the table and the row (0-based).
     pub fn new(name: &str, energy_ev: Vec<f64>, values: Vec<OpticalConstants>) -> Result<Self, ReflError> {
         if energy_ev.len() != values.len() {
-            return Err(ReflError::input(
-                format!("optical table '{name}'"),
-                format!("has {} energies but {} rows of constants", energy_ev.len(), values.len()),
-            ));
+            return Err(ReflError::input(format!("optical table '{name}'"), format!("has {} energies but {} rows of constants", energy_ev.len(), values.len())));
         }
         Self::build(name, energy_ev, values, |i| format!("optical table '{name}' row {i}"))
     }

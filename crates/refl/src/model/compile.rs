@@ -34,11 +34,9 @@ impl EnergySlot {
     pub(crate) fn at(&self, energy_ev: f64, object: &dyn Fn() -> String) -> Result<Slot, ReflError> {
         match self {
             EnergySlot::Same(s) => Ok(*s),
-            EnergySlot::PerEnergy(list) => list
-                .iter()
-                .find(|(e, _)| (e - energy_ev).abs() <= 1e-3)
-                .map(|(_, s)| *s)
-                .ok_or_else(|| ReflError::input(object(), format!("has no value for {energy_ev} eV"))),
+            EnergySlot::PerEnergy(list) => {
+                list.iter().find(|(e, _)| (e - energy_ev).abs() <= 1e-3).map(|(_, s)| *s).ok_or_else(|| ReflError::input(object(), format!("has no value for {energy_ev} eV")))
+            }
         }
     }
 }
@@ -47,10 +45,16 @@ impl EnergySlot {
 #[derive(Clone, Debug)]
 pub(crate) enum Optics {
     Vacuum,
-    Compound { compound: Compound, density: Slot },
+    Compound {
+        compound: Compound,
+        density: Slot,
+    },
     Table(OpticalTable),
     /// δ, β along a, b, c (uniaxial and isotropic are special cases).
-    Principal { delta: [EnergySlot; 3], beta: [EnergySlot; 3] },
+    Principal {
+        delta: [EnergySlot; 3],
+        beta: [EnergySlot; 3],
+    },
 }
 
 /// A resolved layer.
@@ -116,13 +120,7 @@ pub(crate) fn principal_constants(optics: &Optics, nominal_ev: f64, energy_ev: f
         Optics::Vacuum => Ok(([0.0; 3], [0.0; 3])),
         Optics::Compound { compound, density } => {
             let c = compound.optical_constants(energy_ev)?;
-            let density = crate::limits::check_range(
-                || format!("{} density", object()),
-                density.get(values),
-                0.0,
-                crate::limits::MAX_MASS_DENSITY_G_CM3,
-                " g/cm³",
-            )?;
+            let density = crate::limits::check_range(|| format!("{} density", object()), density.get(values), 0.0, crate::limits::MAX_MASS_DENSITY_G_CM3, " g/cm³")?;
             let ratio = density / compound.density_g_cm3;
             Ok(from(OpticalConstants { delta_o: c.delta_o * ratio, beta_o: c.beta_o * ratio, delta_e: c.delta_e * ratio, beta_e: c.beta_e * ratio }))
         }
@@ -166,10 +164,7 @@ impl Resolver<'_> {
             EnergyValue::PerEnergy(map) => {
                 let mut list = Vec::with_capacity(map.len());
                 for (key, v) in map {
-                    let e: f64 = key
-                        .trim()
-                        .parse()
-                        .map_err(|_| ReflError::input(format!("{object} energy key '{key}'"), "must be a photon energy in eV"))?;
+                    let e: f64 = key.trim().parse().map_err(|_| ReflError::input(format!("{object} energy key '{key}'"), "must be a photon energy in eV"))?;
                     list.push((e, self.slot(v, &format!("{object} at {key} eV"))?));
                 }
                 Ok(EnergySlot::PerEnergy(list))
@@ -190,9 +185,7 @@ impl Resolver<'_> {
                 if [delta_o.len(), beta_o.len(), delta_e.len(), beta_e.len()].iter().any(|&l| l != n) {
                     return Err(ReflError::input(&object, "table columns must all have the length of energy_ev"));
                 }
-                let rows = (0..n)
-                    .map(|i| OpticalConstants { delta_o: delta_o[i], beta_o: beta_o[i], delta_e: delta_e[i], beta_e: beta_e[i] })
-                    .collect();
+                let rows = (0..n).map(|i| OpticalConstants { delta_o: delta_o[i], beta_o: beta_o[i], delta_e: delta_e[i], beta_e: beta_e[i] }).collect();
                 let table = OpticalTable::new(name, energy_ev.clone(), rows)?;
                 let interpolation = match interpolation.as_deref() {
                     None | Some("linear") => Interpolation::Linear,

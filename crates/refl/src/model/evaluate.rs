@@ -28,21 +28,13 @@ impl Model {
     /// The probe (energy, q, resolution) of dataset `index` at `values`.
     pub(crate) fn probe(&self, d: &CompiledDataset, values: &[f64]) -> Probe {
         let dq = d.q_offset.get(values);
-        Probe {
-            energy_ev: d.energy_ev + d.energy_offset.get(values),
-            q: d.q.iter().map(|q| q + dq).collect(),
-            resolution: d.resolution.resolution(values),
-            smearing: d.smearing,
-        }
+        Probe { energy_ev: d.energy_ev + d.energy_offset.get(values), q: d.q.iter().map(|q| q + dq).collect(), resolution: d.resolution.resolution(values), smearing: d.smearing }
     }
 
     /// The layer stack of dataset `index` at the full parameter vector `values`.
     pub fn stack(&self, index: usize, values: &[f64]) -> Result<BuiltStack, ReflError> {
-        let d = self
-            .compiled
-            .datasets
-            .get(index)
-            .ok_or_else(|| ReflError::input(format!("dataset {index}"), format!("the model has {} datasets", self.compiled.datasets.len())))?;
+        let d =
+            self.compiled.datasets.get(index).ok_or_else(|| ReflError::input(format!("dataset {index}"), format!("the model has {} datasets", self.compiled.datasets.len())))?;
         self.check_values(values)?;
         let object = |what: &str| format!("dataset {index} '{}' {what}", d.name);
         limits::check_range(|| object("scale"), d.scale.get(values), 0.0, limits::MAX_SCALE, "")?;
@@ -196,10 +188,7 @@ pub(crate) fn check_curve(curve: &[f64], q: &[f64], index: usize, name: &str) ->
         None => Ok(()),
         Some(k) => {
             let at = q.get(k).map_or_else(String::new, |q| format!(" at q = {q} Å⁻¹"));
-            Err(ReflError::NonFinite(scatterlab_core::InputError::new(
-                format!("dataset {index} '{name}': q[{k}]"),
-                format!("R = {}{at} is not finite", curve[k]),
-            )))
+            Err(ReflError::NonFinite(scatterlab_core::InputError::new(format!("dataset {index} '{name}': q[{k}]"), format!("R = {}{at} is not finite", curve[k]))))
         }
     }
 }

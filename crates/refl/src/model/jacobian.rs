@@ -14,8 +14,8 @@ use super::file::Polarization;
 use super::Model;
 use crate::general::{general_gradient, GeneralParam};
 use crate::gradient::{smeared_gradient, LayerParam, Param};
-use crate::resolution::{expand_nodes, StackScales};
 use crate::resolution::SmearedRequest;
+use crate::resolution::{expand_nodes, StackScales};
 use crate::{CurveRequest, ReflError};
 
 /// Model curves and their derivatives.
@@ -72,7 +72,10 @@ impl Kernel {
             Kernel::Euler(j, i) => GeneralParam::Euler(j, i),
             Kernel::Energy => GeneralParam::Energy,
             Kernel::QOffset | Kernel::Resolution => {
-                return Err(ReflError::input("model Jacobian", "q-offset and resolution-width derivatives of tilted/biaxial (4×4) models are not available yet; fix those parameters"))
+                return Err(ReflError::input(
+                    "model Jacobian",
+                    "q-offset and resolution-width derivatives of tilted/biaxial (4×4) models are not available yet; fix those parameters",
+                ))
             }
         })
     }
@@ -121,7 +124,8 @@ impl Model {
                 BuiltStack::Uniaxial(stack) => {
                     let mapped: Vec<Option<Param>> = chain.kernel.iter().map(|kp| kp.uniaxial()).collect();
                     let params: Vec<Param> = mapped.iter().flatten().copied().collect();
-                    let request = SmearedRequest { curve: CurveRequest { stack: &stack, energy_ev: probe.energy_ev, q: &probe.q }, resolution: &probe.resolution, smearing: probe.smearing };
+                    let request =
+                        SmearedRequest { curve: CurveRequest { stack: &stack, energy_ev: probe.energy_ev, q: &probe.q }, resolution: &probe.resolution, smearing: probe.smearing };
                     let g = smeared_gradient(&request, &params).map_err(|e| in_dataset(e, i, &d.name))?;
                     let (r, rows) = match d.polarization {
                         Polarization::S | Polarization::Ss => (g.r_s, g.d_r_s),
@@ -129,17 +133,14 @@ impl Model {
                         Polarization::Sp | Polarization::Ps => (vec![0.0; probe.q.len()], vec![vec![0.0; probe.q.len()]; params.len()]),
                     };
                     let zero = vec![0.0; r.len()];
-                    let dr: Vec<Vec<f64>> = mapped
-                        .iter()
-                        .map(|m| m.and_then(|p| params.iter().position(|x| *x == p)).map_or_else(|| zero.clone(), |idx| rows[idx].clone()))
-                        .collect();
+                    let dr: Vec<Vec<f64>> =
+                        mapped.iter().map(|m| m.and_then(|p| params.iter().position(|x| *x == p)).map_or_else(|| zero.clone(), |idx| rows[idx].clone())).collect();
                     (r, dr)
                 }
                 BuiltStack::General(stack) => {
                     let params: Vec<GeneralParam> = chain.kernel.iter().map(|kp| kp.general()).collect::<Result<_, _>>()?;
                     let scales = StackScales::of_general(&stack, probe.energy_ev);
-                    let nodes = expand_nodes(&probe.q, &probe.resolution, probe.energy_ev, probe.smearing, &scales)
-                        .map_err(|e| in_dataset(e, i, &d.name))?;
+                    let nodes = expand_nodes(&probe.q, &probe.resolution, probe.energy_ev, probe.smearing, &scales).map_err(|e| in_dataset(e, i, &d.name))?;
                     let g = general_gradient(&stack, probe.energy_ev, &nodes.q, &params).map_err(|e| in_dataset(e, i, &d.name))?;
                     let pick = |ss: &[f64], pp: &[f64], sp: &[f64], ps: &[f64]| -> Vec<f64> {
                         let channel: Vec<f64> = (0..ss.len())

@@ -65,7 +65,12 @@ impl Model {
                 (0..=i)
                     .find(|&j| {
                         let e = &compiled.datasets[j];
-                        e.energy_ev == d.energy_ev && e.energy_offset == d.energy_offset && e.q_offset == d.q_offset && e.q == d.q && e.resolution == d.resolution && e.smearing == d.smearing
+                        e.energy_ev == d.energy_ev
+                            && e.energy_offset == d.energy_offset
+                            && e.q_offset == d.q_offset
+                            && e.q == d.q
+                            && e.resolution == d.resolution
+                            && e.smearing == d.smearing
                     })
                     .unwrap_or(i)
             })
@@ -122,14 +127,7 @@ impl Model {
         self.file
             .datasets
             .iter()
-            .map(|d| DatasetView {
-                name: &d.name,
-                energy_ev: d.energy_ev,
-                polarization: d.polarization,
-                q: &d.q,
-                r: d.r.as_deref(),
-                dr: d.dr.as_deref(),
-            })
+            .map(|d| DatasetView { name: &d.name, energy_ev: d.energy_ev, polarization: d.polarization, q: &d.q, r: d.r.as_deref(), dr: d.dr.as_deref() })
             .collect()
     }
 }

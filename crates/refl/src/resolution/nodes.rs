@@ -213,7 +213,11 @@ pub fn expand_nodes(q: &[f64], resolution: &Resolution, energy_ev: f64, smearing
                 if converged.0.len() > MAX_NODES_PER_POINT {
                     return Err(ReflError::input(
                         format!("q[{i}]"),
-                        format!("converged smearing needs {} nodes with {} critical edges in its window, more than {MAX_NODES_PER_POINT}; use the refnx17 scheme", converged.0.len(), kinks.len()),
+                        format!(
+                            "converged smearing needs {} nodes with {} critical edges in its window, more than {MAX_NODES_PER_POINT}; use the refnx17 scheme",
+                            converged.0.len(),
+                            kinks.len()
+                        ),
                     ));
                 }
                 &converged

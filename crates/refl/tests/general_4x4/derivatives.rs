@@ -52,7 +52,12 @@ fn worst_deviation(base: &GeneralStack, energy: f64, params: &[GeneralParam]) ->
         let (sp, ep) = nudged(base, energy, p, h);
         let (sm, em) = nudged(base, energy, p, -h);
         let (rp, rm) = (general_reflectivity(&sp, ep, &q).unwrap(), general_reflectivity(&sm, em, &q).unwrap());
-        let channels = [("ss", &grad.d_ss[k], &rp.r_ss, &rm.r_ss), ("pp", &grad.d_pp[k], &rp.r_pp, &rm.r_pp), ("sp", &grad.d_sp[k], &rp.r_sp, &rm.r_sp), ("ps", &grad.d_ps[k], &rp.r_ps, &rm.r_ps)];
+        let channels = [
+            ("ss", &grad.d_ss[k], &rp.r_ss, &rm.r_ss),
+            ("pp", &grad.d_pp[k], &rp.r_pp, &rm.r_pp),
+            ("sp", &grad.d_sp[k], &rp.r_sp, &rm.r_sp),
+            ("ps", &grad.d_ps[k], &rp.r_ps, &rm.r_ps),
+        ];
         for (name, jet, plus, minus) in channels {
             let fd: Vec<f64> = plus.iter().zip(minus.iter()).map(|(a, b)| (a - b) / (2.0 * h)).collect();
             let scale = fd.iter().fold(0.0f64, |m, x| m.max(x.abs()));

@@ -112,7 +112,14 @@ fn axis_in_or_normal_to_the_plane_of_incidence_gives_no_cross_polarisation() {
     let uni = |e: [f64; 3]| TensorLayer { thickness: 90.0, roughness: 2.0, delta: [1e-3, 1e-3, 3e-3], beta: [2e-4, 2e-4, 6e-4], euler_deg: e };
     let bi = TensorLayer { delta: [1e-3, 2e-3, 3e-3], beta: [2e-4, 4e-4, 6e-4], euler_deg: [90.0, 37.0, 0.0], ..uni([0.0; 3]) };
     let stack = GeneralStack {
-        layers: vec![TensorLayer::isotropic(0.0, 0.0, 0.0, 0.0), uni([90.0, 40.0, 0.0]), uni([0.0, 90.0, 0.0]), bi, uni([270.0, 125.0, 180.0]), TensorLayer::isotropic(0.0, 3.0, 1.7e-3, 2.4e-4)],
+        layers: vec![
+            TensorLayer::isotropic(0.0, 0.0, 0.0, 0.0),
+            uni([90.0, 40.0, 0.0]),
+            uni([0.0, 90.0, 0.0]),
+            bi,
+            uni([270.0, 125.0, 180.0]),
+            TensorLayer::isotropic(0.0, 3.0, 1.7e-3, 2.4e-4),
+        ],
     };
     let q: Vec<f64> = (1..60).map(|i| i as f64 * 0.004).collect();
     let r = general_reflectivity(&stack, 280.0, &q).unwrap();

@@ -19,8 +19,7 @@ impl Curve {
     }
 }
 
-const FIELDS: [LayerParam; 6] =
-    [LayerParam::Thickness, LayerParam::Roughness, LayerParam::DeltaO, LayerParam::BetaO, LayerParam::DeltaE, LayerParam::BetaE];
+const FIELDS: [LayerParam; 6] = [LayerParam::Thickness, LayerParam::Roughness, LayerParam::DeltaO, LayerParam::BetaO, LayerParam::DeltaE, LayerParam::BetaE];
 
 /// Energy, q offset, then every field of every layer.
 pub fn all_params(n_layers: usize) -> Vec<Param> {
@@ -178,7 +177,13 @@ pub fn check_rows(curve: &Curve, params: &[Param], got: &Gradient, resolution: O
                 summary.total += 1;
                 summary.limited += usize::from(2.0 * err > TOL * scale);
                 let place = || {
-                    format!("{} {} {pol} q[{i}]={:.5}: jet {a:.9e}, difference {b:.9e} (± {err:.1e}, row max {row_max:.2e}, R {:.3e}, h0 {h0:.2e})", curve.id, param.describe(), curve.q[i], r[i])
+                    format!(
+                        "{} {} {pol} q[{i}]={:.5}: jet {a:.9e}, difference {b:.9e} (± {err:.1e}, row max {row_max:.2e}, R {:.3e}, h0 {h0:.2e})",
+                        curve.id,
+                        param.describe(),
+                        curve.q[i],
+                        r[i]
+                    )
                 };
                 if excess > summary.worst || excess.is_nan() {
                     (summary.worst, summary.place) = (excess, place());

@@ -126,4 +126,3 @@ pub fn first_step(curve: &Curve, param: Param, resolution: Option<&Resolution>, 
         },
     }
 }
-

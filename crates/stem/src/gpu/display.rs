@@ -60,8 +60,18 @@ impl DisplayGpu {
         let a_buf = init("display a", bytemuck::cast_slice(a), wgpu::BufferUsages::STORAGE);
         let b_buf = (!b.is_empty()).then(|| init("display b", bytemuck::cast_slice(b), wgpu::BufferUsages::STORAGE));
         let bytes = (n * 4) as u64;
-        let out = ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("display out"), size: bytes, usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC, mapped_at_creation: false });
-        let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("display readback"), size: bytes, usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, mapped_at_creation: false });
+        let out = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("display out"),
+            size: bytes,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("display readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         let bind = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("display"),
             layout: &pipeline.get_bind_group_layout(0),

@@ -62,7 +62,12 @@ pub(super) fn detector_labels(det: [usize; 2], detectors: &[VirtualDetector]) ->
 /// Copies `words` u32 of `buffer` back to the CPU.
 pub(super) async fn read_words(ctx: &GpuContext, buffer: &wgpu::Buffer, words: usize) -> Result<Vec<u32>, ReduceError> {
     let bytes = (words * 4) as u64;
-    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("stem readback"), size: bytes.max(4), usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, mapped_at_creation: false });
+    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("stem readback"),
+        size: bytes.max(4),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
     let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("stem readback") });
     encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
     ctx.submit_checked("stem readback", encoder.finish()).await.map_err(gpu_err)?;
@@ -102,7 +107,11 @@ impl FusedPassGpu {
         let zeroed = |label: &str, bytes: u64, extra: wgpu::BufferUsages| {
             ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: bytes.max(4), usage: wgpu::BufferUsages::STORAGE | extra, mapped_at_creation: false })
         };
-        let labels = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("stem labels"), contents: bytemuck::cast_slice(&labels), usage: wgpu::BufferUsages::STORAGE });
+        let labels = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("stem labels"),
+            contents: bytemuck::cast_slice(&labels),
+            usage: wgpu::BufferUsages::STORAGE,
+        });
         Ok(FusedPassGpu {
             ctx: ctx.clone(),
             pipeline,
@@ -140,7 +149,11 @@ impl FusedPassGpu {
             PixelSlice::U16(d) => pack16(&mut d.iter().copied()),
             PixelSlice::U32(d) => (d.to_vec(), 0, px),
             PixelSlice::U64(d) => {
-                let words = d.iter().map(|&v| u32::try_from(v)).collect::<Result<Vec<u32>, _>>().map_err(|_| ReduceError::new("GPU fused pass", "64-bit pixel values above u32 cannot be summed on the GPU"))?;
+                let words = d
+                    .iter()
+                    .map(|&v| u32::try_from(v))
+                    .collect::<Result<Vec<u32>, _>>()
+                    .map_err(|_| ReduceError::new("GPU fused pass", "64-bit pixel values above u32 cannot be summed on the GPU"))?;
                 (words, 0, px)
             }
         })
@@ -160,9 +173,26 @@ impl FusedPassGpu {
         }
         let ctx = &self.ctx;
         ctx.check_storage_size("frame batch", (words.len() * 4) as u64).map_err(gpu_err)?;
-        let params = Params { px: px as u32, det_cols: self.det[1] as u32, n_frames: n as u32, n_det: self.names.len() as u32, packed, words_per_frame: wpf as u32, first_frame: first as u32, flags: 0 };
-        let params_buf = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("stem params"), contents: bytemuck::bytes_of(&params), usage: wgpu::BufferUsages::UNIFORM });
-        let frames_buf = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("stem frames"), contents: bytemuck::cast_slice(&words), usage: wgpu::BufferUsages::STORAGE });
+        let params = Params {
+            px: px as u32,
+            det_cols: self.det[1] as u32,
+            n_frames: n as u32,
+            n_det: self.names.len() as u32,
+            packed,
+            words_per_frame: wpf as u32,
+            first_frame: first as u32,
+            flags: 0,
+        };
+        let params_buf = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("stem params"),
+            contents: bytemuck::bytes_of(&params),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let frames_buf = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("stem frames"),
+            contents: bytemuck::cast_slice(&words),
+            usage: wgpu::BufferUsages::STORAGE,
+        });
         let bind = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("stem fused"),
             layout: &self.pipeline.get_bind_group_layout(0),

@@ -70,7 +70,9 @@ impl ResidentGpu {
             slabs.push(Slab { first, n, buffer });
             first += n;
         }
-        let unused = [0, 1].map(|_| ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("stem unused patterns"), size: 8, usage: wgpu::BufferUsages::STORAGE, mapped_at_creation: false }));
+        let unused = [0, 1].map(|_| {
+            ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("stem unused patterns"), size: 8, usage: wgpu::BufferUsages::STORAGE, mapped_at_creation: false })
+        });
         Ok(ResidentGpu { ctx: ctx.clone(), pipeline, det, n_frames, packed: !wide, words_per_frame, slabs, unused })
     }
 
@@ -100,7 +102,9 @@ impl ResidentGpu {
             (PixelSlice::U8(d), true) => pack16(d.iter().map(|&v| u16::from(v)), px),
             (PixelSlice::U16(d), true) => pack16(d.iter().copied(), px),
             (PixelSlice::U32(d), false) => d.to_vec(),
-            (PixelSlice::U64(d), false) => d.iter().map(|&v| u32::try_from(v)).collect::<Result<Vec<u32>, _>>().map_err(|_| err("64-bit pixel values above u32 cannot be summed on the GPU".into()))?,
+            (PixelSlice::U64(d), false) => {
+                d.iter().map(|&v| u32::try_from(v)).collect::<Result<Vec<u32>, _>>().map_err(|_| err("64-bit pixel values above u32 cannot be summed on the GPU".into()))?
+            }
             _ => return Err(err("pixel width differs from the one the resident buffers were made for".into())),
         };
         for slab in &self.slabs {
@@ -122,8 +126,17 @@ impl ResidentGpu {
         let stride = (FIXED + detectors.len()) * 2;
         let out_bytes = (self.n_frames * stride * 4) as u64;
         ctx.check_storage_size("per-frame products", out_bytes).map_err(gpu_err)?;
-        let labels = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("stem labels"), contents: bytemuck::cast_slice(&labels), usage: wgpu::BufferUsages::STORAGE });
-        let out = ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("stem per-frame"), size: out_bytes.max(4), usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC, mapped_at_creation: false });
+        let labels = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("stem labels"),
+            contents: bytemuck::cast_slice(&labels),
+            usage: wgpu::BufferUsages::STORAGE,
+        });
+        let out = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("stem per-frame"),
+            size: out_bytes.max(4),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
         let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("stem resident detectors") });
         let mut keep = Vec::new();
         for slab in &self.slabs {
@@ -137,7 +150,11 @@ impl ResidentGpu {
                 first_frame: slab.first as u32,
                 flags: 1,
             };
-            let params = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("stem params"), contents: bytemuck::bytes_of(&params), usage: wgpu::BufferUsages::UNIFORM });
+            let params = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("stem params"),
+                contents: bytemuck::bytes_of(&params),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
             let bind = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("stem resident"),
                 layout: &self.pipeline.get_bind_group_layout(0),

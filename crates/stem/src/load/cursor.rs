@@ -87,10 +87,7 @@ impl StreamCursor {
     /// cursor then stays where it was.
     pub fn next_batch<'a>(&'a mut self, acq: &Acquisition, max_frames: usize) -> Result<Option<FrameBatch<'a>>> {
         if acq.master != self.master || acq.n_frames != self.n_frames {
-            return Err(LoadError::Request(format!(
-                "stream cursor of {} ({} frames) used with {} ({} frames)",
-                self.master, self.n_frames, acq.master, acq.n_frames
-            )));
+            return Err(LoadError::Request(format!("stream cursor of {} ({} frames) used with {} ({} frames)", self.master, self.n_frames, acq.master, acq.n_frames)));
         }
         if self.skip_missing && !self.is_done() {
             self.next = acq.next_present_frame(self.next).unwrap_or(self.n_frames);

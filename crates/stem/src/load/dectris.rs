@@ -135,9 +135,7 @@ pub(super) fn open(fs: &dyn FileSet, master: &str, hints: &Hints) -> Result<Acqu
     };
     let total = declared.or_else(|| scan.as_ref().map(|s| s.rows.saturating_mul(s.cols) as u64));
     let missing = infer_missing(&mut parts, total);
-    let first = parts.iter().find_map(|p| p.source.as_ref()).ok_or_else(|| {
-        meta(&file, format!("none of the {} linked data files is available", parts.len()))
-    })?;
+    let first = parts.iter().find_map(|p| p.source.as_ref()).ok_or_else(|| meta(&file, format!("none of the {} linked data files is available", parts.len())))?;
     let (det, kind, big_endian) = frame_geometry(&first.ds, &first.file)?;
     for p in &parts {
         if let Some(s) = &p.source {
@@ -159,7 +157,22 @@ pub(super) fn open(fs: &dyn FileSet, master: &str, hints: &Hints) -> Result<Acqu
     }
     let calibration = read_calibration(&file, hints, &mut warnings);
     let mask = read_mask(&file, det)?;
-    Ok(Acquisition { master: master.to_string(), master_size, single, parts, missing, det, kind, big_endian, n_frames, scan, calibration, mask, warnings, hashes: Default::default() })
+    Ok(Acquisition {
+        master: master.to_string(),
+        master_size,
+        single,
+        parts,
+        missing,
+        det,
+        kind,
+        big_endian,
+        n_frames,
+        scan,
+        calibration,
+        mask,
+        warnings,
+        hashes: Default::default(),
+    })
 }
 
 /// The 1-based file number of a `data_NNNNNN` link.

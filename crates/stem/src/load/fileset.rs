@@ -39,10 +39,7 @@ impl DirFileSet {
 
     /// The folder of `path` and the file name in it, for opening a master given by path.
     pub fn for_file(path: &Path) -> Result<(Self, String)> {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .ok_or_else(|| LoadError::Request(format!("{} is not a file path", path.display())))?;
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or_else(|| LoadError::Request(format!("{} is not a file path", path.display())))?;
         let dir = path.parent().map_or_else(|| PathBuf::from("."), |p| if p.as_os_str().is_empty() { PathBuf::from(".") } else { p.to_path_buf() });
         Ok((Self::new(dir), name))
     }

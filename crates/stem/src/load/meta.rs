@@ -174,14 +174,7 @@ pub(super) fn read_calibration(file: &H5File, hints: &Hints, warnings: &mut Vec<
         let range = PLAUSIBLE_DET_SAMPLING_MRAD;
         if !s.iter().all(|x| x.is_finite() && *range.start() < *x && x <= range.end()) {
             let what = if c.from_hints.contains(&"det_sampling_mrad") { "the detector sampling hint" } else { "detector sampling (pixel size / detector distance)" };
-            warnings.push(format!(
-                "{}: {what} = [{:e}, {:e}] mrad/px is outside ({:e}, {:e}] mrad/px; ignored",
-                file.name(),
-                s[0],
-                s[1],
-                range.start(),
-                range.end()
-            ));
+            warnings.push(format!("{}: {what} = [{:e}, {:e}] mrad/px is outside ({:e}, {:e}] mrad/px; ignored", file.name(), s[0], s[1], range.start(), range.end()));
             c.det_sampling_mrad = None;
         }
     }
@@ -243,10 +236,7 @@ pub(super) fn read_scan_shape(file: &H5File, hints: &Hints, warnings: &mut Vec<S
 pub(super) fn read_mask(file: &H5File, det: [usize; 2]) -> Result<Option<PixelMask>> {
     let Some(values) = optional_numbers(file, PIXEL_MASK)? else { return Ok(None) };
     if values.len() != det[0] * det[1] {
-        return Err(LoadError::Metadata {
-            file: file.name().to_string(),
-            detail: format!("{PIXEL_MASK} has {} pixels, the detector {}×{}", values.len(), det[0], det[1]),
-        });
+        return Err(LoadError::Metadata { file: file.name().to_string(), detail: format!("{PIXEL_MASK} has {} pixels, the detector {}×{}", values.len(), det[0], det[1]) });
     }
     let bad: Vec<bool> = values.iter().map(|&v| v != 0.0).collect();
     let n_bad = bad.iter().filter(|&&b| b).count();

@@ -134,11 +134,7 @@ impl Acquisition {
     pub fn scan_shape(&self) -> Result<&ScanShape> {
         self.scan.as_ref().ok_or_else(|| LoadError::Metadata {
             file: self.master.clone(),
-            detail: format!(
-                "scan shape not found: no hint given and neither {} nor {} is in the file",
-                meta::SCAN_SHAPE_SOURCES[0],
-                meta::SCAN_SHAPE_SOURCES[1]
-            ),
+            detail: format!("scan shape not found: no hint given and neither {} nor {} is in the file", meta::SCAN_SHAPE_SOURCES[0], meta::SCAN_SHAPE_SOURCES[1]),
         })
     }
 

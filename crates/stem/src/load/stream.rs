@@ -74,12 +74,8 @@ impl Acquisition {
         let mut bytes = Vec::new();
         let mut data = PixelData::zeros(self.kind, 0);
         let mut dec = Decoder::default();
-        let mut summary = StreamSummary {
-            frames: 0,
-            batches: 0,
-            stopped: false,
-            record: LoadRecord { frames: [0, 0], region: None, bin: 1, mask_policy: opts.mask, n_masked: masked.len() },
-        };
+        let mut summary =
+            StreamSummary { frames: 0, batches: 0, stopped: false, record: LoadRecord { frames: [0, 0], region: None, bin: 1, mask_policy: opts.mask, n_masked: masked.len() } };
         let mut order: Vec<usize> = (0..self.parts.len()).collect();
         order.sort_by_key(|&i| self.parts.get(i).map_or(0, |p| p.first_frame));
         'parts: for pi in order {

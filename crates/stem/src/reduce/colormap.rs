@@ -42,7 +42,18 @@ pub enum Colormap {
 
 impl Colormap {
     /// Every map, in table order.
-    pub const ALL: [Colormap; 10] = [Colormap::Gray, Colormap::Viridis, Colormap::Inferno, Colormap::Magma, Colormap::Plasma, Colormap::Cividis, Colormap::Turbo, Colormap::RdBu, Colormap::Twilight, Colormap::Hsv];
+    pub const ALL: [Colormap; 10] = [
+        Colormap::Gray,
+        Colormap::Viridis,
+        Colormap::Inferno,
+        Colormap::Magma,
+        Colormap::Plasma,
+        Colormap::Cividis,
+        Colormap::Turbo,
+        Colormap::RdBu,
+        Colormap::Twilight,
+        Colormap::Hsv,
+    ];
 
     /// matplotlib's name.
     pub fn name(self) -> &'static str {
@@ -56,9 +67,11 @@ impl Colormap {
 
     /// The map named `name` (case-insensitive).
     pub fn from_name(name: &str) -> Result<Self, ReduceError> {
-        Colormap::ALL.iter().copied().find(|m| m.name().eq_ignore_ascii_case(name)).ok_or_else(|| {
-            ReduceError::new(format!("colormap '{name}'"), format!("unknown; known: {}", Colormap::ALL.map(|m| m.name()).join(", ")))
-        })
+        Colormap::ALL
+            .iter()
+            .copied()
+            .find(|m| m.name().eq_ignore_ascii_case(name))
+            .ok_or_else(|| ReduceError::new(format!("colormap '{name}'"), format!("unknown; known: {}", Colormap::ALL.map(|m| m.name()).join(", "))))
     }
 
     /// Entry `i` as RGBA8.

@@ -34,12 +34,7 @@ impl VectorField {
     pub fn rotated(&self, deg: f64, transpose: bool) -> VectorField {
         let (s, c) = deg.to_radians().sin_cos();
         let (a, b) = if transpose { (&self.c, &self.r) } else { (&self.r, &self.c) };
-        VectorField {
-            rows: self.rows,
-            cols: self.cols,
-            r: a.iter().zip(b).map(|(x, y)| c * x - s * y).collect(),
-            c: a.iter().zip(b).map(|(x, y)| s * x + c * y).collect(),
-        }
+        VectorField { rows: self.rows, cols: self.cols, r: a.iter().zip(b).map(|(x, y)| c * x - s * y).collect(), c: a.iter().zip(b).map(|(x, y)| s * x + c * y).collect() }
     }
 }
 

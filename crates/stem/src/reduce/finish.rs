@@ -62,7 +62,15 @@ pub fn resolve_geometry(acq: &Acquisition, options: &ReduceOptions, probe: Optio
 
 /// The products of `fused` (every frame of `acq` accumulated with `geometry.detectors()`):
 /// `notes` so far, the `device` that ran the pass and the data's `provenance` go into the record.
-pub fn finish(acq: &Acquisition, options: &ReduceOptions, geometry: &Geometry, fused: FusedResult, mut notes: Vec<String>, device: String, provenance: LoadProvenance) -> Result<Products, ReduceError> {
+pub fn finish(
+    acq: &Acquisition,
+    options: &ReduceOptions,
+    geometry: &Geometry,
+    fused: FusedResult,
+    mut notes: Vec<String>,
+    device: String,
+    provenance: LoadProvenance,
+) -> Result<Products, ReduceError> {
     let scan = acq.scan_shape().map_err(|e| ReduceError::new("scan shape", e.to_string()))?;
     let scan = [scan.rows, scan.cols];
     let det = acq.det_shape();
@@ -104,7 +112,9 @@ pub fn finish(acq: &Acquisition, options: &ReduceOptions, geometry: &Geometry, f
                     }
                     Err(e) => notes.push(format!("idpc: {e}")),
                 },
-                _ => notes.push("idpc: needs the detector sampling (convergence semi-angle or file geometry), the wavelength (or voltage) and the scan step; not in the file".into()),
+                _ => {
+                    notes.push("idpc: needs the detector sampling (convergence semi-angle or file geometry), the wavelength (or voltage) and the scan step; not in the file".into())
+                }
             }
             let aligned = com.rotated(deg, rot.transpose);
             reals.push(("dpc_row_aligned".into(), scan.to_vec(), aligned.r));

@@ -249,4 +249,3 @@ impl FusedPass {
         self.result
     }
 }
-

@@ -85,7 +85,11 @@ pub fn merge(mut parts: Vec<Partial>, n_frames: u64) -> Result<Partial, ReduceEr
             return Err(ReduceError::new(what(), format!("reach past the {n_frames} frames")));
         }
         let same_layout = r.detectors.len() == layout.len() && r.detectors.iter().zip(&layout).all(|(d, l)| d.0 == l.0 && d.1 == l.1);
-        let lengths_ok = r.sum_dp.len() == px && r.max_dp.len() == px && r.total.len() == r.n_frames && r.com_raw.iter().all(|c| c.len() == r.n_frames) && r.detectors.iter().all(|d| d.2.len() == r.n_frames);
+        let lengths_ok = r.sum_dp.len() == px
+            && r.max_dp.len() == px
+            && r.total.len() == r.n_frames
+            && r.com_raw.iter().all(|c| c.len() == r.n_frames)
+            && r.detectors.iter().all(|d| d.2.len() == r.n_frames);
         if r.det != det || !same_layout || !lengths_ok || p.n_masked != n_masked {
             return Err(ReduceError::new(what(), "were reduced with another detector, detectors or mask than the first part, or their arrays have the wrong lengths"));
         }

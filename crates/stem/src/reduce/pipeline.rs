@@ -15,8 +15,8 @@ use serde::Serialize;
 use super::finish::{finish, needs_probe, resolve_geometry};
 use super::{auto_probe, FusedPass, FusedResult, ReduceError, VirtualDetector};
 use crate::gpu::FusedPassGpu;
-use crate::sampling::DetectorSampling;
 use crate::load::{Acquisition, FileSet, LoadProvenance, LoadRecord, MaskPolicy, PixelSlice, StreamCursor};
+use crate::sampling::DetectorSampling;
 
 /// What to reduce and how.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -164,7 +164,14 @@ async fn run_pass(acq: &Acquisition, mask: MaskPolicy, pass: &mut Pass, progress
 
 /// Reduces the acquisition `acq` (its files in `files`, for provenance hashes) with the fused
 /// pass on `device`; `progress` gets (frames done, total) per batch of each pass over the data.
-pub async fn reduce(acq: &Acquisition, files: &dyn FileSet, options: &ReduceOptions, device: ReduceDevice<'_>, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<Products, ReduceError> {
+pub async fn reduce(
+    acq: &Acquisition,
+    files: &dyn FileSet,
+    options: &ReduceOptions,
+    device: ReduceDevice<'_>,
+    progress: &mut dyn FnMut(u64, u64),
+    cancel: &CancelToken,
+) -> Result<Products, ReduceError> {
     // No scan shape, no products: refused before any data is read.
     acq.scan_shape().map_err(|e| ReduceError::new("scan shape", e.to_string()))?;
     let det = acq.det_shape();
@@ -174,10 +181,17 @@ pub async fn reduce(acq: &Acquisition, files: &dyn FileSet, options: &ReduceOpti
     let frames_missing = acq.n_missing_frames();
     if frames_missing > 0 && !options.allow_missing {
         let files = if missing_files.is_empty() { "frames no data file holds".to_owned() } else { missing_files.join(", ") };
-        return Err(ReduceError::new(acq.master(), format!("{frames_missing} of {} frames are missing ({files}); reduce the frames present with allow_missing (--allow-missing)", acq.n_frames())));
+        return Err(ReduceError::new(
+            acq.master(),
+            format!("{frames_missing} of {} frames are missing ({files}); reduce the frames present with allow_missing (--allow-missing)", acq.n_frames()),
+        ));
     }
     if frames_missing > 0 {
-        notes.push(format!("{frames_missing} of {} frames missing ({}): real products are NaN there, integer products 0; present.npy marks the positions read", acq.n_frames(), missing_files.join(", ")));
+        notes.push(format!(
+            "{frames_missing} of {} frames missing ({}): real products are NaN there, integer products 0; present.npy marks the positions read",
+            acq.n_frames(),
+            missing_files.join(", ")
+        ));
     }
     let probe = if needs_probe(options) {
         let mut sum = Pass::new(device, det, n, &[]).await?;

@@ -6,7 +6,7 @@ use num_complex::Complex64;
 use scatterlab_core::CancelToken;
 use serde::Serialize;
 
-use super::{fit_aberrations_on, reconstruct, CpuLosses, LossBackend, rotation_from_dpc, Aberrations, FitOptions, FitReport, FitStart, BfPixels, BfStack, Optics, GAMMA_FLOOR};
+use super::{fit_aberrations_on, reconstruct, rotation_from_dpc, Aberrations, BfPixels, BfStack, CpuLosses, FitOptions, FitReport, FitStart, LossBackend, Optics, GAMMA_FLOOR};
 use crate::load::{Acquisition, FileSet, LoadProvenance, LoadRecord, MaskPolicy, PixelSlice, StreamCursor};
 use crate::reduce::pipeline::wavelength_from_kv;
 use crate::reduce::{auto_probe, FusedPass, ReduceError, VirtualDetector};
@@ -126,7 +126,13 @@ fn required(given: Option<f64>, file: Option<f64>, name: &str, how: &str) -> Res
 }
 
 /// Streams every frame of `acq` into `on_batch` (cancel checked between batches).
-fn pass(acq: &Acquisition, mask: MaskPolicy, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken, on_batch: &mut dyn FnMut(u64, PixelSlice<'_>) -> Result<(), ReduceError>) -> Result<usize, ReduceError> {
+fn pass(
+    acq: &Acquisition,
+    mask: MaskPolicy,
+    progress: &mut dyn FnMut(u64, u64),
+    cancel: &CancelToken,
+    on_batch: &mut dyn FnMut(u64, PixelSlice<'_>) -> Result<(), ReduceError>,
+) -> Result<usize, ReduceError> {
     let mut cursor = StreamCursor::new(acq, mask);
     loop {
         if cancel.is_cancelled() {
@@ -172,7 +178,14 @@ pub fn prepare(acq: &Acquisition, files: &dyn FileSet, options: &SsbOptions, pro
 }
 
 /// [`prepare`] with a fit's losses evaluated by `backend`.
-pub fn prepare_with(acq: &Acquisition, files: &dyn FileSet, options: &SsbOptions, backend: &mut dyn LossBackend, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<SsbPrepared, ReduceError> {
+pub fn prepare_with(
+    acq: &Acquisition,
+    files: &dyn FileSet,
+    options: &SsbOptions,
+    backend: &mut dyn LossBackend,
+    progress: &mut dyn FnMut(u64, u64),
+    cancel: &CancelToken,
+) -> Result<SsbPrepared, ReduceError> {
     let o = options;
     if let Some(c) = o.center {
         checked(Some(c[0]), "beam centre row", false)?;
@@ -191,7 +204,10 @@ pub fn prepare_with(acq: &Acquisition, files: &dyn FileSet, options: &SsbOptions
     let n_scan = scan[0] * scan[1];
     if !acq.is_complete() || (acq.n_frames() as usize) < n_scan {
         let files: Vec<&str> = acq.missing().iter().map(|m| m.file.as_str()).collect();
-        return Err(ReduceError::new(acq.master(), format!("SSB needs every scan position's frame: {} frames for {n_scan} positions, missing files: [{}]", acq.n_frames() - acq.n_missing_frames(), files.join(", "))));
+        return Err(ReduceError::new(
+            acq.master(),
+            format!("SSB needs every scan position's frame: {} frames for {n_scan} positions, missing files: [{}]", acq.n_frames() - acq.n_missing_frames(), files.join(", ")),
+        ));
     }
     let cal = acq.calibration();
     let wavelength = required(o.wavelength_a, cal.wavelength_a.or(cal.voltage_kv.map(wavelength_from_kv)), "wavelength", "the voltage or wavelength")?;

@@ -190,13 +190,30 @@ pub struct FitStart {
 /// Fits the aberrations (and with `options.fit_rotation` the rotation) of a filled `stack` for
 /// `optics` and scan step `step_a` (Å) from `start`; `progress` gets (evaluations done,
 /// planned) after each batch of evaluations.
-pub fn fit_aberrations(stack: &BfStack, optics: &Optics, step_a: f64, start: &FitStart, options: &FitOptions, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<FitReport, ReduceError> {
+pub fn fit_aberrations(
+    stack: &BfStack,
+    optics: &Optics,
+    step_a: f64,
+    start: &FitStart,
+    options: &FitOptions,
+    progress: &mut dyn FnMut(u64, u64),
+    cancel: &CancelToken,
+) -> Result<FitReport, ReduceError> {
     fit_aberrations_on(stack, optics, step_a, start, options, &mut CpuLosses, progress, cancel)
 }
 
 /// [`fit_aberrations`] with the losses evaluated by `backend` (e.g. many trials per GPU dispatch).
 #[allow(clippy::too_many_arguments)]
-pub fn fit_aberrations_on(stack: &BfStack, optics: &Optics, step_a: f64, start: &FitStart, options: &FitOptions, backend: &mut dyn LossBackend, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<FitReport, ReduceError> {
+pub fn fit_aberrations_on(
+    stack: &BfStack,
+    optics: &Optics,
+    step_a: f64,
+    start: &FitStart,
+    options: &FitOptions,
+    backend: &mut dyn LossBackend,
+    progress: &mut dyn FnMut(u64, u64),
+    cancel: &CancelToken,
+) -> Result<FitReport, ReduceError> {
     let (o, rotation_deg) = (options, start.rotation_deg);
     backend.reset();
     let start = &start.aberrations;

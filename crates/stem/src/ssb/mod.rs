@@ -29,9 +29,9 @@ mod spectrum;
 mod stack;
 
 pub use accumulate::{fftfreq, mean_spectrum, object_from_spectrum, scan_frequencies, GAMMA_FLOOR};
+pub use backend::{CpuLosses, LossBackend};
 pub use driver::{prepare, prepare_with, ssb, SsbOptions, SsbPrepared, SsbProducts, SsbRecord};
 pub use fft::Fft2;
-pub use backend::{CpuLosses, LossBackend};
 pub use fit::{aberrations_of, distinct_seeds, fit_aberrations, fit_aberrations_on, FitLevel, FitOptions, FitReport, FitStart, LossPoint, CANDIDATES, COARSE_EVALS};
 pub use objective::{PhaseVariance, Trial};
 pub use optics::{Aberrations, Optics, Probe};

@@ -33,7 +33,10 @@ impl BfPixels {
             }
         }
         if index.is_empty() {
-            return Err(ReduceError::new("BF radius", format!("no detector pixel lies within {radius} px of the centre ({}, {}) on the {}×{} detector", center[0], center[1], det[0], det[1])));
+            return Err(ReduceError::new(
+                "BF radius",
+                format!("no detector pixel lies within {radius} px of the centre ({}, {}) on the {}×{} detector", center[0], center[1], det[0], det[1]),
+            ));
         }
         Ok(BfPixels { index, k })
     }

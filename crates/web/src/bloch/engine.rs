@@ -131,7 +131,10 @@ pub async fn run_case(
     let pattern = match (engine, gpu) {
         (Engine::Cpu(solver), _) => {
             if case.absorption && solver == Solver::Eigen {
-                return Err(BlochError::Numerical { object: format!("case {:?}", case.id), message: "absorptive case: the structure matrix is not Hermitian, use solver \"expm\"".to_owned() });
+                return Err(BlochError::Numerical {
+                    object: format!("case {:?}", case.id),
+                    message: "absorptive case: the structure matrix is not Hermitian, use solver \"expm\"".to_owned(),
+                });
             }
             simulation.run_within(table, Method { solver, conventions: Conventions::DiffBloch }, limits)?
         }

@@ -82,7 +82,11 @@ impl Scatterlab {
     /// `{id, error}` for a case that failed (the others still run); rejects naming an unreadable
     /// file, an unknown id or a bad option.
     #[wasm_bindgen(js_name = blochSimulateCases, unchecked_return_type = "BlochCaseResult[]")]
-    pub async fn bloch_simulate_cases(&self, cases: String, #[wasm_bindgen(unchecked_param_type = "BlochCasesOptions | null | undefined")] options: JsValue) -> Result<JsValue, JsError> {
+    pub async fn bloch_simulate_cases(
+        &self,
+        cases: String,
+        #[wasm_bindgen(unchecked_param_type = "BlochCasesOptions | null | undefined")] options: JsValue,
+    ) -> Result<JsValue, JsError> {
         let options = to_json(&options, "options", "blochSimulateCases")?;
         let o = cases::parse_options(&options).map_err(|e| JsError::new(&e))?;
         let gpu = self.bloch_gpu(o.engine, "blochSimulateCases").await?;

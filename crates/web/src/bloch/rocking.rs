@@ -19,7 +19,7 @@ use scatterlab_core::CancelToken;
 use serde_json::{Map, Value};
 
 use super::engine::{run_case, table, Engine, GpuKernel};
-use super::options::{choice, numbers, number, object, whole};
+use super::options::{choice, number, numbers, object, whole};
 use super::simulate::{crystal, parse_map, zone_case, SimulateOptions, KNOWN as SIMULATE_KNOWN};
 
 const OP: &str = "blochRocking";

@@ -29,7 +29,11 @@ fn numbers(v: &JsValue, what: &str, allow_inf: bool) -> Result<Vec<f64>, JsError
     if !v.is_object() {
         return Err(JsError::new(&format!("{what}: expected an array of numbers")));
     }
-    Array::from(v).iter().enumerate().map(|(i, x)| x.as_f64().filter(|x| allow_inf || x.is_finite()).ok_or_else(|| JsError::new(&format!("{what}[{i}]: expected a finite number, got {x:?}")))).collect()
+    Array::from(v)
+        .iter()
+        .enumerate()
+        .map(|(i, x)| x.as_f64().filter(|x| allow_inf || x.is_finite()).ok_or_else(|| JsError::new(&format!("{what}[{i}]: expected a finite number, got {x:?}"))))
+        .collect()
 }
 
 fn parse_state(v: &JsValue) -> Result<DeResult, JsError> {

@@ -166,12 +166,7 @@ impl H5Session {
     /// Global frames `first .. first + n` (at most 256 MiB) as stored, bad pixels zeroed unless
     /// `mask` is `"keep"`. A frame in a missing data file throws, naming the file.
     #[wasm_bindgen(js_name = readFrames, unchecked_return_type = "H5Pixels")]
-    pub fn read_frames(
-        &self,
-        first: f64,
-        n: u32,
-        #[wasm_bindgen(unchecked_param_type = "H5MaskPolicy | undefined")] mask: Option<String>,
-    ) -> Result<JsValue, JsError> {
+    pub fn read_frames(&self, first: f64, n: u32, #[wasm_bindgen(unchecked_param_type = "H5MaskPolicy | undefined")] mask: Option<String>) -> Result<JsValue, JsError> {
         if !(first.is_finite() && first >= 0.0 && first.fract() == 0.0) {
             return Err(JsError::new(&format!("readFrames: first must be a whole number ≥ 0, got {first}")));
         }

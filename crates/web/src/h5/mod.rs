@@ -6,22 +6,22 @@
 //! batches and sees a cancel), `ssb(options)` (single-sideband ptychography of the open
 //! acquisition, [`ssb`]). The npm wrapper drives it from its worker (`web/src/worker.ts`).
 
-mod session;
 mod info;
-pub mod ssb;
 #[cfg(target_arch = "wasm32")]
 mod js;
+mod session;
+pub mod ssb;
 #[cfg(target_arch = "wasm32")]
 mod storage;
 
-pub use session::{parse_mask, H5Core, StreamStep, MAX_READ_BYTES};
 pub use info::{DataFileInfo, StemInfo};
 #[cfg(target_arch = "wasm32")]
 pub use js::H5Session;
+pub use session::{parse_mask, H5Core, StreamStep, MAX_READ_BYTES};
 #[cfg(target_arch = "wasm32")]
 pub use storage::{BlobStorage, NEEDS_WORKER};
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod ssb_tests;
+#[cfg(test)]
+mod tests;

@@ -59,10 +59,7 @@ impl H5Core {
     }
 
     fn storage(&self, name: &str, op: &str) -> Result<DynStorage, String> {
-        self.files
-            .open(name)
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("{op}: no file named {name:?} among the opened files ({})", self.names.join(", ")))
+        self.files.open(name).map_err(|e| e.to_string())?.ok_or_else(|| format!("{op}: no file named {name:?} among the opened files ({})", self.names.join(", ")))
     }
 
     /// The tree of file `name` as JSON ([`scatterlab_hdf5::Tree`]); external links are marked

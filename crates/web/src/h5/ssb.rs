@@ -140,11 +140,6 @@ impl H5Core {
         if let Some(r) = record.as_object_mut() {
             r.insert("provenance".into(), serde_json::to_value(&p.provenance).map_err(|e| format!("ssb provenance: {e}"))?);
         }
-        Ok(SsbAnswer {
-            phase: p.object.iter().map(|z| z.arg() as f32).collect(),
-            shape: p.scan,
-            aberrations: p.record.aberrations,
-            record_json: record.to_string(),
-        })
+        Ok(SsbAnswer { phase: p.object.iter().map(|z| z.arg() as f32).collect(), shape: p.scan, aberrations: p.record.aberrations, record_json: record.to_string() })
     }
 }

@@ -52,7 +52,8 @@ fn phase_equals_the_library() {
     let options = json!({"aberrations": {"C10_nm": 3.0, "C12_nm": 0.6, "phi12_rad": 0.7}, "rotationDeg": -30.0, "transposed": true, "center": [32.0, 31.5], "bfRadius": 9.0});
     let r = s.ssb(&options, &mut |_, _| {}, &CancelToken::new()).unwrap();
     let ab = Aberrations { c10_nm: 3.0, c12_nm: 0.6, phi12_rad: 0.7 };
-    let want = library(&SsbOptions { aberrations: ab, rotation_deg: Some(-30.0), transposed: Some(true), center: Some([32.0, 31.5]), bf_radius: Some(9.0), ..SsbOptions::default() });
+    let want =
+        library(&SsbOptions { aberrations: ab, rotation_deg: Some(-30.0), transposed: Some(true), center: Some([32.0, 31.5]), bf_radius: Some(9.0), ..SsbOptions::default() });
     assert_eq!((r.phase, r.aberrations), want);
 }
 

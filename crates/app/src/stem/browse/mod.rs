@@ -12,8 +12,8 @@ mod ui;
 
 use std::path::{Path, PathBuf};
 
-use scatterlab_hdf5::tree::{DatasetInfo, StorageLayout};
 use scatterlab_hdf5::links::GroupStorage;
+use scatterlab_hdf5::tree::{DatasetInfo, StorageLayout};
 use scatterlab_hdf5::{tree, H5File, Node, NodeKind, Tree, TreeOptions};
 use scatterlab_stem::load::PixelSlice;
 
@@ -82,7 +82,18 @@ struct ViewKey(usize, String, Mapping, usize);
 impl Default for Browser {
     fn default() -> Self {
         use scatterlab_stem::reduce::colormap::Colormap;
-        Self { files: Vec::new(), selected: None, mapping: None, display: Display::new(Colormap::Viridis, Transform::Linear), origin: None, view: None, image: ImageView::default(), extra: None, value: None, collapsed: Default::default() }
+        Self {
+            files: Vec::new(),
+            selected: None,
+            mapping: None,
+            display: Display::new(Colormap::Viridis, Transform::Linear),
+            origin: None,
+            view: None,
+            image: ImageView::default(),
+            extra: None,
+            value: None,
+            collapsed: Default::default(),
+        }
     }
 }
 

@@ -134,7 +134,13 @@ pub fn read_h5(file: &H5File, path: &str, mapping: &Mapping) -> Result<Slice2, S
     let step = mapping.steps();
     let selections = (0..mapping.shape.len())
         .map(|d| {
-            let s = if d == mapping.x { Some(step[1]) } else if Some(d) == mapping.y { Some(step[0]) } else { None };
+            let s = if d == mapping.x {
+                Some(step[1])
+            } else if Some(d) == mapping.y {
+                Some(step[0])
+            } else {
+                None
+            };
             match s {
                 Some(step) => SliceInfoElem::Slice { start: 0, end: mapping.shape[d], step },
                 None => SliceInfoElem::Index(mapping.index[d]),

@@ -58,20 +58,24 @@ impl Browser {
         let room = ui.available_width() - inspector - 2.0 * GAP;
         let (tree_width, beside) = if room >= 300.0 { (room.min(TREE), true) } else { (inspector.min(TREE), false) };
         let tree = |this: &mut Self, ui: &mut egui::Ui| {
-            ui.group(|ui| ui.vertical(|ui| {
-                ui.set_width(tree_width);
-                // Not shrunk to the labels' width: the scrollbar belongs at the panel's edge, not mid-panel.
-                let height = if beside { 900.0 } else { 360.0 };
-                egui::ScrollArea::vertical().id_salt("stem browse tree").max_height(height).auto_shrink([false, true]).show(ui, |ui| this.tree_ui(ui));
-            }));
+            ui.group(|ui| {
+                ui.vertical(|ui| {
+                    ui.set_width(tree_width);
+                    // Not shrunk to the labels' width: the scrollbar belongs at the panel's edge, not mid-panel.
+                    let height = if beside { 900.0 } else { 360.0 };
+                    egui::ScrollArea::vertical().id_salt("stem browse tree").max_height(height).auto_shrink([false, true]).show(ui, |ui| this.tree_ui(ui));
+                })
+            });
         };
         let details = |this: &mut Self, ui: &mut egui::Ui| {
-            ui.group(|ui| ui.vertical(|ui| {
-                ui.set_width(inspector);
-                this.inspector_ui(ui);
-                ui.separator();
-                this.quick_view_ui(ui, data);
-            }));
+            ui.group(|ui| {
+                ui.vertical(|ui| {
+                    ui.set_width(inspector);
+                    this.inspector_ui(ui);
+                    ui.separator();
+                    this.quick_view_ui(ui, data);
+                })
+            });
         };
         if beside {
             ui.horizontal_top(|ui| {

@@ -69,13 +69,12 @@ impl StemPanel {
             let n = data.n_frames();
             for (d, (_, _, sums)) in self.detectors.iter().zip(&images.detectors) {
                 // Exact sums when every frame is in; NaN marks frames a cancelled load never read.
-                let values = if sums.len() == n {
-                    Values::U64(sums.clone())
-                } else {
-                    Values::F64((0..n).map(|i| sums.get(i).map_or(f64::NAN, |&v| v as f64)).collect())
-                };
+                let values = if sums.len() == n { Values::U64(sums.clone()) } else { Values::F64((0..n).map(|i| sums.get(i).map_or(f64::NAN, |&v| v as f64)).collect()) };
                 let name = format!("virtual_{}", safe_name(&d.name));
-                out.push((ExportArray { name, shape: data.scan, values, display: self.displays.image.clone(), rgba: None, pixel: scan_px }, format!("virtual image of detector {}", d.name)));
+                out.push((
+                    ExportArray { name, shape: data.scan, values, display: self.displays.image.clone(), rgba: None, pixel: scan_px },
+                    format!("virtual image of detector {}", d.name),
+                ));
             }
         }
         if what.pattern {
@@ -103,8 +102,21 @@ impl StemPanel {
                 signed.limits = [lo, hi];
             }
             let magnitude: Vec<f64> = a.r.iter().zip(&a.c).map(|(r, c)| r.hypot(*c)).collect();
-            let wheel = format!("centre of mass as a colour wheel (hue = direction, full value at |CoM| = {:.4} px) after the DPC rotation {deg:.3}°{turn}; raw arrays: |CoM|, detector pixels", dpc.magnitude_max);
-            out.push((ExportArray { name: "com_wheel".into(), shape: data.scan, values: Values::F64(magnitude), display: Display::new(Colormap::Gray, Transform::Linear), rgba: Some(dpc.wheel.clone()), pixel: scan_px }, wheel));
+            let wheel = format!(
+                "centre of mass as a colour wheel (hue = direction, full value at |CoM| = {:.4} px) after the DPC rotation {deg:.3}°{turn}; raw arrays: |CoM|, detector pixels",
+                dpc.magnitude_max
+            );
+            out.push((
+                ExportArray {
+                    name: "com_wheel".into(),
+                    shape: data.scan,
+                    values: Values::F64(magnitude),
+                    display: Display::new(Colormap::Gray, Transform::Linear),
+                    rgba: Some(dpc.wheel.clone()),
+                    pixel: scan_px,
+                },
+                wheel,
+            ));
             for (name, values, axis) in [("com_row", &a.r, "row"), ("com_col", &a.c, "column")] {
                 let text = format!("centre of mass, {axis} component after the DPC rotation {deg:.3}°{turn}, mean-subtracted, detector pixels");
                 out.push((ExportArray { name: name.into(), shape: data.scan, values: Values::F64(values.clone()), display: signed.clone(), rgba: None, pixel: scan_px }, text));
@@ -113,7 +125,14 @@ impl StemPanel {
         if what.idpc {
             match self.dpc().map(|d| &d.idpc) {
                 Some(Ok(phase)) => out.push((
-                    ExportArray { name: "idpc_phase".into(), shape: data.scan, values: Values::F64(phase.clone()), display: self.displays.idpc.clone(), rgba: None, pixel: scan_px },
+                    ExportArray {
+                        name: "idpc_phase".into(),
+                        shape: data.scan,
+                        values: Values::F64(phase.clone()),
+                        display: self.displays.idpc.clone(),
+                        rgba: None,
+                        pixel: scan_px,
+                    },
                     "iDPC phase, radians".to_owned(),
                 )),
                 Some(Err(e)) => return Err(ExportError::Nothing(e.clone())),
@@ -193,7 +212,9 @@ impl StemPanel {
             ui.horizontal_wrapped(|ui| {
                 #[cfg(not(target_arch = "wasm32"))]
                 {
-                    ui.add(egui::TextEdit::singleline(&mut e.folder).hint_text("folder to write into").desired_width(320.0)).on_hover_text("Created if missing").accessible_name("export folder");
+                    ui.add(egui::TextEdit::singleline(&mut e.folder).hint_text("folder to write into").desired_width(320.0))
+                        .on_hover_text("Created if missing")
+                        .accessible_name("export folder");
                     if ui.button("Choose…").on_hover_text("Pick the folder in the system's dialog").clicked() {
                         e.dialog.start(crate::file_dialog::Ask::Folder { title: "Export into folder" }, ui.ctx());
                     }

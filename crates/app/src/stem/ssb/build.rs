@@ -110,7 +110,8 @@ impl StemPanel {
             None => {
                 let auto = self.auto_rotation.as_ref().and_then(|r| r.as_ref().ok()).copied();
                 let rot = self.rotation.or(auto).ok_or("scan rotation: no DPC rotation yet (it needs the centre of mass after loading); give θ")?;
-                let source = format!("dpc: θ = −a, a = {:.3}°{}", rot.degrees, if self.rotation.is_some() { " (set in the DPC column)" } else { " (curl minimum, half turn by the ADF)" });
+                let source =
+                    format!("dpc: θ = −a, a = {:.3}°{}", rot.degrees, if self.rotation.is_some() { " (set in the DPC column)" } else { " (curl minimum, half turn by the ADF)" });
                 (theta_from_dpc(rot.degrees), rot.transpose, source)
             }
         };

@@ -68,7 +68,14 @@ impl StemPanel {
             gamma_floor: GAMMA_FLOOR,
             device: r.device.name().to_owned(),
         };
-        let array = ExportArray { name: "ssb_phase".into(), shape: r.scan, values: Values::F64(phase.clone()), display: self.ssb.display.clone(), rgba: None, pixel: Some(crate::stem::scale::PixelSize::Angstrom(i.scan_step_a)) };
+        let array = ExportArray {
+            name: "ssb_phase".into(),
+            shape: r.scan,
+            values: Values::F64(phase.clone()),
+            display: self.ssb.display.clone(),
+            rgba: None,
+            pixel: Some(crate::stem::scale::PixelSize::Angstrom(i.scan_step_a)),
+        };
         let ab = r.aberrations;
         let text = format!("SSB phase, radians (C10 {} nm, C12 {} nm, φ12 {} rad{})", ab.c10_nm, ab.c12_nm, ab.phi12_rad, if fitted { ", fitted" } else { "" });
         let data = self.data().ok_or_else(|| ExportError::Nothing("no acquisition open".into()))?;
@@ -91,7 +98,8 @@ impl StemPanel {
             return;
         }
         // The browser gets one zip download; the desktop writes the files.
-        let zip = self.data().map_or_else(|| "ssb_phase.zip".to_owned(), |d| format!("{}_ssb_phase.zip", safe_name(d.name.rsplit_once('.').map_or(d.name.as_str(), |(stem, _)| stem))));
+        let zip =
+            self.data().map_or_else(|| "ssb_phase.zip".to_owned(), |d| format!("{}_ssb_phase.zip", safe_name(d.name.rsplit_once('.').map_or(d.name.as_str(), |(stem, _)| stem))));
         let result = self.ssb_export_files().and_then(|files| deliver(&dir, &zip, &files, false)).map_err(|e| e.to_string());
         self.ssb.export_status = Some(result);
     }

@@ -55,16 +55,20 @@ impl StemPanel {
         egui::ScrollArea::both().id_salt("stem_ssb_scroll").show(ui, |ui| {
             let (width, beside) = image_width(ui.available_width());
             let controls = |this: &mut Self, ui: &mut egui::Ui| {
-                ui.group(|ui| ui.vertical(|ui| {
-                    ui.set_width(COLUMN);
-                    this.ssb_controls(ui);
-                }));
+                ui.group(|ui| {
+                    ui.vertical(|ui| {
+                        ui.set_width(COLUMN);
+                        this.ssb_controls(ui);
+                    })
+                });
             };
             let image = |this: &mut Self, ui: &mut egui::Ui| {
-                ui.group(|ui| ui.vertical(|ui| {
-                    ui.set_width(width + BAR_WIDTH + 8.0);
-                    this.ssb_image(ui, width);
-                }));
+                ui.group(|ui| {
+                    ui.vertical(|ui| {
+                        ui.set_width(width + BAR_WIDTH + 8.0);
+                        this.ssb_image(ui, width);
+                    })
+                });
             };
             if beside {
                 ui.horizontal_top(|ui| {
@@ -107,7 +111,9 @@ impl StemPanel {
                     ui.checkbox(transposed, "transposed");
                 }
                 None => {
-                    let text = auto_rotation.map_or("(DPC after loading)".to_owned(), |r| format!("θ {:.3}°{}", super::build::theta_from_dpc(r.degrees), if r.transpose { ", transposed" } else { "" }));
+                    let text = auto_rotation.map_or("(DPC after loading)".to_owned(), |r| {
+                        format!("θ {:.3}°{}", super::build::theta_from_dpc(r.degrees), if r.transpose { ", transposed" } else { "" })
+                    });
                     ui.weak(text);
                 }
             }
@@ -155,7 +161,9 @@ impl StemPanel {
             }
             None => {
                 let ready = self.ssb.stack().is_some() && self.ssb.blocked.is_none();
-                let b = ui.add_enabled(ready, egui::Button::new("Fit aberrations")).on_hover_text("C10, C12, φ12 minimising the phase variance over BF pixels: grid, then Nelder–Mead (from the sliders)");
+                let b = ui
+                    .add_enabled(ready, egui::Button::new("Fit aberrations"))
+                    .on_hover_text("C10, C12, φ12 minimising the phase variance over BF pixels: grid, then Nelder–Mead (from the sliders)");
                 if b.clicked() {
                     if let Err(e) = self.start_ssb_fit(FitOptions::default(), Some(ui.ctx().clone())) {
                         self.ssb.last_fit = Some(Err(e));
@@ -228,7 +236,11 @@ impl StemPanel {
         self.ssb.view.histogram_ui(ui, width, "SSB phase");
         ui.horizontal(|ui| {
             let label = if cfg!(target_arch = "wasm32") { "Download SSB phase (zip)" } else { "Export SSB phase" };
-            if ui.add_enabled(self.ssb.phase().is_some(), egui::Button::new(label)).on_hover_text("PNG (as shown), .npy (f64 radians), TIFF, with a sidecar JSON; formats and folder from Export images").clicked() {
+            if ui
+                .add_enabled(self.ssb.phase().is_some(), egui::Button::new(label))
+                .on_hover_text("PNG (as shown), .npy (f64 radians), TIFF, with a sidecar JSON; formats and folder from Export images")
+                .clicked()
+            {
                 self.ssb_export_now();
             }
         });

@@ -103,8 +103,7 @@ pub(crate) fn parse_document(text: &str) -> Result<Vec<Block>, DocError> {
         };
         match kind {
             TokenKind::Tag(tag) => {
-                let Some(Token { kind: TokenKind::Value { text, quoted }, line: vline }) = tokens.get(i + 1)
-                else {
+                let Some(Token { kind: TokenKind::Value { text, quoted }, line: vline }) = tokens.get(i + 1) else {
                     return Err((line, tag.clone(), "data name without a value".into()));
                 };
                 if !block.items.iter().any(|(t, _)| t == tag) {
@@ -129,11 +128,7 @@ pub(crate) fn parse_document(text: &str) -> Result<Vec<Block>, DocError> {
                     i += 1;
                 }
                 if values.len() % tags.len() != 0 {
-                    return Err((
-                        line,
-                        tags[0].clone(),
-                        format!("loop has {} values, not a multiple of its {} data names", values.len(), tags.len()),
-                    ));
+                    return Err((line, tags[0].clone(), format!("loop has {} values, not a multiple of its {} data names", values.len(), tags.len())));
                 }
                 let rows = values.chunks(tags.len()).map(<[Value]>::to_vec).collect();
                 block.loops.push(Loop { tags, rows, line });

@@ -105,10 +105,7 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<Token>, LexError> {
             if let Some(rest) = line.strip_prefix(';') {
                 // Leading/trailing blank lines of a text field carry no meaning.
                 let joined = lines.join("\n");
-                tokens.push(Token {
-                    kind: TokenKind::Value { text: joined.trim().to_string(), quoted: true },
-                    line: start,
-                });
+                tokens.push(Token { kind: TokenKind::Value { text: joined.trim().to_string(), quoted: true }, line: start });
                 tokenize_line(rest, line_no, &mut tokens)?;
             } else {
                 lines.push(line.to_string());

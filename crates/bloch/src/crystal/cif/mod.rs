@@ -16,30 +16,22 @@ mod operators;
 use document::{parse_document, Block, Loop, Value};
 
 use super::elements::{atomic_number, atomic_number_strict};
+use super::sites::AsymmetricUnit;
 use super::symmetry::expand_to_p1;
 use super::validate::{check_aniso, check_occupancy, check_u_iso};
-use operators::read_symops;
-use super::sites::AsymmetricUnit;
 use super::{Atom, Cell, Crystal, Displacement};
 use crate::BlochError;
+use operators::read_symops;
 
 /// U = B / (8π²).
 const B_TO_U: f64 = 1.0 / (8.0 * std::f64::consts::PI * std::f64::consts::PI);
 
-const CELL_TAGS: [&str; 6] = [
-    "_cell_length_a", "_cell_length_b", "_cell_length_c", "_cell_angle_alpha", "_cell_angle_beta", "_cell_angle_gamma",
-];
+const CELL_TAGS: [&str; 6] = ["_cell_length_a", "_cell_length_b", "_cell_length_c", "_cell_angle_alpha", "_cell_angle_beta", "_cell_angle_gamma"];
 const SYMOP_TAGS: [&str; 2] = ["_symmetry_equiv_pos_as_xyz", "_space_group_symop_operation_xyz"];
 const HM_TAGS: [&str; 3] = ["_symmetry_space_group_name_h-m", "_space_group_name_h-m_alt", "_space_group_name_h-m_full"];
 const NUMBER_TAGS: [&str; 2] = ["_symmetry_int_tables_number", "_space_group_it_number"];
-const ANISO_U: [&str; 6] = [
-    "_atom_site_aniso_u_11", "_atom_site_aniso_u_22", "_atom_site_aniso_u_33",
-    "_atom_site_aniso_u_12", "_atom_site_aniso_u_13", "_atom_site_aniso_u_23",
-];
-const ANISO_B: [&str; 6] = [
-    "_atom_site_aniso_b_11", "_atom_site_aniso_b_22", "_atom_site_aniso_b_33",
-    "_atom_site_aniso_b_12", "_atom_site_aniso_b_13", "_atom_site_aniso_b_23",
-];
+const ANISO_U: [&str; 6] = ["_atom_site_aniso_u_11", "_atom_site_aniso_u_22", "_atom_site_aniso_u_33", "_atom_site_aniso_u_12", "_atom_site_aniso_u_13", "_atom_site_aniso_u_23"];
+const ANISO_B: [&str; 6] = ["_atom_site_aniso_b_11", "_atom_site_aniso_b_22", "_atom_site_aniso_b_33", "_atom_site_aniso_b_12", "_atom_site_aniso_b_13", "_atom_site_aniso_b_23"];
 
 /// Builds `BlochError::Cif` for this crystal.
 struct Errors<'a> {
@@ -55,9 +47,7 @@ impl Errors<'_> {
     fn number(&self, value: &Value, tag: &str) -> Result<f64, BlochError> {
         let text = value.text.as_str();
         let nominal = match text.find('(') {
-            Some(open) if text.ends_with(')') && text[open + 1..text.len() - 1].chars().all(|c| c.is_ascii_digit()) => {
-                &text[..open]
-            }
+            Some(open) if text.ends_with(')') && text[open + 1..text.len() - 1].chars().all(|c| c.is_ascii_digit()) => &text[..open],
             Some(_) => return Err(self.at(value.line, tag, format!("malformed standard uncertainty in {text:?}"))),
             None => text,
         };
@@ -132,9 +122,7 @@ fn read_aniso(block: &Block, errors: &Errors) -> Result<Vec<AnisoRow>, BlochErro
 /// Reads the asymmetric-unit sites (before symmetry expansion) of a crystal with `cell`,
 /// validating occupancy and displacements where they are read.
 fn read_sites(block: &Block, cell: &Cell, errors: &Errors) -> Result<Vec<Atom>, BlochError> {
-    let lp = block
-        .find_loop("_atom_site_fract_x")
-        .ok_or_else(|| errors.at(block.line, "_atom_site_fract_x", "no atom-site loop with fractional coordinates"))?;
+    let lp = block.find_loop("_atom_site_fract_x").ok_or_else(|| errors.at(block.line, "_atom_site_fract_x", "no atom-site loop with fractional coordinates"))?;
     if lp.rows.is_empty() {
         return Err(errors.at(lp.line, "_atom_site_fract_x", "the atom-site loop has no atoms"));
     }
@@ -144,10 +132,8 @@ fn read_sites(block: &Block, cell: &Cell, errors: &Errors) -> Result<Vec<Atom>, 
         let line = row.first().map_or(lp.line, |v| v.line);
         let label = column_value(lp, row, "_atom_site_label").map_or_else(|| format!("site{}", index + 1), |v| v.text.clone());
         let z = match column_value(lp, row, "_atom_site_type_symbol").filter(|v| !v.is_null()) {
-            Some(v) => atomic_number_strict(&v.text)
-                .ok_or_else(|| errors.at(v.line, "_atom_site_type_symbol", format!("unknown element {:?}", v.text)))?,
-            None => atomic_number(&label)
-                .ok_or_else(|| errors.at(line, "_atom_site_label", format!("no element in label {label:?}")))?,
+            Some(v) => atomic_number_strict(&v.text).ok_or_else(|| errors.at(v.line, "_atom_site_type_symbol", format!("unknown element {:?}", v.text)))?,
+            None => atomic_number(&label).ok_or_else(|| errors.at(line, "_atom_site_label", format!("no element in label {label:?}")))?,
         };
         let mut frac = [0.0; 3];
         for (slot, tag) in frac.iter_mut().zip(["_atom_site_fract_x", "_atom_site_fract_y", "_atom_site_fract_z"]) {
@@ -162,10 +148,7 @@ fn read_sites(block: &Block, cell: &Cell, errors: &Errors) -> Result<Vec<Atom>, 
             }
             None => 1.0,
         };
-        let iso = match (
-            column_value(lp, row, "_atom_site_u_iso_or_equiv").filter(|v| !v.is_null()),
-            column_value(lp, row, "_atom_site_b_iso_or_equiv").filter(|v| !v.is_null()),
-        ) {
+        let iso = match (column_value(lp, row, "_atom_site_u_iso_or_equiv").filter(|v| !v.is_null()), column_value(lp, row, "_atom_site_b_iso_or_equiv").filter(|v| !v.is_null())) {
             (Some(v), _) => Some((errors.number(v, "_atom_site_u_iso_or_equiv")?, "_atom_site_u_iso_or_equiv", v.line)),
             (None, Some(v)) => Some((errors.number(v, "_atom_site_b_iso_or_equiv")? * B_TO_U, "_atom_site_b_iso_or_equiv", v.line)),
             (None, None) => None,
@@ -180,13 +163,7 @@ fn read_sites(block: &Block, cell: &Cell, errors: &Errors) -> Result<Vec<Atom>, 
                 check_u_iso(u).map_err(|m| errors.at(u_line, tag, format!("site {label:?}: {m}")))?;
                 Displacement::Iso(u)
             }
-            (None, None) => {
-                return Err(errors.at(
-                    line,
-                    "_atom_site_u_iso_or_equiv",
-                    format!("site {label:?} has no displacement parameter (U_iso, B_iso or an aniso row)"),
-                ))
-            }
+            (None, None) => return Err(errors.at(line, "_atom_site_u_iso_or_equiv", format!("site {label:?} has no displacement parameter (U_iso, B_iso or an aniso row)"))),
         };
         sites.push(Atom { label, z, frac, occupancy, displacement });
     }

@@ -42,8 +42,7 @@ fn statements<'b>(block: &'b Block, errors: &Errors) -> Result<Vec<Statement<'b>
     for tag in NUMBER_TAGS {
         if let Some(value) = block.value(tag).filter(|v| !v.is_null()) {
             let number = errors.number(value, tag)?;
-            let table_operators =
-                (number.fract() == 0.0 && (1.0..=230.0).contains(&number)).then(|| operators_for_number(number as u16)).flatten().map(<[&str]>::len);
+            let table_operators = (number.fract() == 0.0 && (1.0..=230.0).contains(&number)).then(|| operators_for_number(number as u16)).flatten().map(<[&str]>::len);
             out.push(Statement { tag, value, p1: number == 1.0, table_operators });
         }
     }

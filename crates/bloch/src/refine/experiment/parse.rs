@@ -169,11 +169,8 @@ impl ExperimentConfig {
         };
         let optimize_orientation = node.bool_or("optimize_orientation", true)?;
         let optimize_thickness = node.bool_or("optimize_thickness", true)?;
-        let stage_order = node.choice(
-            "stage_order",
-            &[("thickness_first", StageOrder::ThicknessFirst), ("orientation_first", StageOrder::OrientationFirst)],
-            StageOrder::ThicknessFirst,
-        )?;
+        let stage_order =
+            node.choice("stage_order", &[("thickness_first", StageOrder::ThicknessFirst), ("orientation_first", StageOrder::OrientationFirst)], StageOrder::ThicknessFirst)?;
         let mut nelder_mead = NelderMead { step_size: 0.05, max_iterations: 60, x_tolerance: 1e-3, f_tolerance: 1e-3, penalize_fewer_reflections: true };
         if let Some(mut orientation) = node.child("orientation")? {
             if let Some(mut nm) = orientation.child("nelder_mead")? {

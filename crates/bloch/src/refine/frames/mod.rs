@@ -32,8 +32,8 @@ use super::RefineError;
 use crate::beams::{g_vector, lab_reciprocal_basis, mat3_mul, norm, rotation_x, tilt_angles_deg, Hkl, Mat3};
 use crate::crystal::Cell;
 use crate::frame::{Frame, Segment};
-use crate::gradient::FramePlan;
 use crate::geometry::{Optics, ELECTRON_MASS, ELEMENTARY_CHARGE, PLANCK, SPEED_OF_LIGHT};
+use crate::gradient::FramePlan;
 use crate::pattern::Method;
 use crate::solve::Solver;
 
@@ -59,7 +59,11 @@ pub fn wavelength_to_energy_ev(wavelength_a: f64) -> f64 {
 /// `energy_ev` snapped onto the nearest standard voltage when within [`ENERGY_SNAP_TOLERANCE`].
 pub fn snap_energy_ev(energy_ev: f64) -> f64 {
     let nearest = STANDARD_ENERGIES_EV.iter().copied().fold(f64::NAN, |best, e| if best.is_nan() || (e - energy_ev).abs() < (best - energy_ev).abs() { e } else { best });
-    if (nearest - energy_ev).abs() <= ENERGY_SNAP_TOLERANCE * nearest { nearest } else { energy_ev }
+    if (nearest - energy_ev).abs() <= ENERGY_SNAP_TOLERANCE * nearest {
+        nearest
+    } else {
+        energy_ev
+    }
 }
 
 fn rotation_y(theta: f64) -> Mat3 {
@@ -210,11 +214,14 @@ impl GeometryPlan {
     /// each tilt's coupled beam set (from the segment that covers it) and the first thickness
     /// (the one the metrics score). A tilt covered by no segment or by two is an error.
     pub fn frame_plan(&self, index: usize) -> Result<FramePlan, RefineError> {
-        let f = self.frames.get(index).ok_or_else(|| RefineError::Inconsistent { item: format!("frame {index}"), message: format!("out of range ({} frames)", self.frames.len()) })?;
+        let f =
+            self.frames.get(index).ok_or_else(|| RefineError::Inconsistent { item: format!("frame {index}"), message: format!("out of range ({} frames)", self.frames.len()) })?;
         let mut beams: Vec<Option<Vec<Hkl>>> = vec![None; self.tilts.len()];
         for segment in &f.segments {
             for &t in &segment.tilts {
-                let slot = beams.get_mut(t).ok_or_else(|| RefineError::Inconsistent { item: format!("frame {}: tilt {t}", f.id), message: format!("out of range ({} tilts)", self.tilts.len()) })?;
+                let slot = beams
+                    .get_mut(t)
+                    .ok_or_else(|| RefineError::Inconsistent { item: format!("frame {}: tilt {t}", f.id), message: format!("out of range ({} tilts)", self.tilts.len()) })?;
                 if slot.replace(segment.hkl.clone()).is_some() {
                     return Err(RefineError::Inconsistent { item: format!("frame {}: tilt {t}", f.id), message: "covered by two coupling segments".to_owned() });
                 }
@@ -247,7 +254,11 @@ impl GeometryPlan {
         let seed: Vec<Hkl> = grid.iter().copied().filter(|&h| norm(g_vector(h, &reciprocal)) <= bw.g_max).collect();
 
         let axis = pets.require_rotation_axis_position()?;
-        let inverse_b = inverse(&busing_levy(&pets.cell)).ok_or_else(|| RefineError::Pets { file: pets.file.clone(), line: 0, message: "cell: the Busing-Levy matrix is singular".to_owned() })?;
+        let inverse_b = inverse(&busing_levy(&pets.cell)).ok_or_else(|| RefineError::Pets {
+            file: pets.file.clone(),
+            line: 0,
+            message: "cell: the Busing-Levy matrix is singular".to_owned(),
+        })?;
         let u = mat3_mul(&pets.ub, &inverse_b);
         let correction = rotation_z((-axis).to_radians());
         let semiangle = pets.semiangle_deg();

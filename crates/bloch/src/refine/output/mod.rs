@@ -10,7 +10,7 @@
 mod numbers;
 mod symmetry_text;
 
-use crate::crystal::{element_symbol, parse_cif_asymmetric, Atom, AsymmetricUnit, Displacement};
+use crate::crystal::{element_symbol, parse_cif_asymmetric, AsymmetricUnit, Atom, Displacement};
 
 use super::{Evaluation, RefineError};
 
@@ -39,7 +39,9 @@ impl SiteUncertainty {
         let named = [("x", self.frac[0]), ("y", self.frac[1]), ("z", self.frac[2]), ("U_iso", self.u_iso), ("occupancy", self.occupancy)];
         let aniso = ["U11", "U22", "U33", "U12", "U13", "U23"].into_iter().zip(self.u_aniso);
         match named.into_iter().chain(aniso).find(|(_, v)| !(v.is_finite() && *v >= 0.0)) {
-            Some((name, v)) => Err(RefineError::Inconsistent { item: format!("site {label:?}: standard uncertainty of {name}"), message: format!("{v} (must be finite and ≥ 0)") }),
+            Some((name, v)) => {
+                Err(RefineError::Inconsistent { item: format!("site {label:?}: standard uncertainty of {name}"), message: format!("{v} (must be finite and ≥ 0)") })
+            }
             None => Ok(()),
         }
     }
@@ -67,10 +69,7 @@ struct Row<'a> {
 pub fn refined_cif(source_cif: &str, refined: &AsymmetricUnit, su: &[SiteUncertainty]) -> Result<String, RefineError> {
     let source = parse_cif_asymmetric(&refined.name, source_cif).map_err(|e| RefineError::Structure { file: "source CIF".to_string(), source: e })?;
     if !su.is_empty() && su.len() != refined.sites.len() {
-        return Err(RefineError::Inconsistent {
-            item: "standard uncertainties".to_string(),
-            message: format!("{} given for {} refined sites", su.len(), refined.sites.len()),
-        });
+        return Err(RefineError::Inconsistent { item: "standard uncertainties".to_string(), message: format!("{} given for {} refined sites", su.len(), refined.sites.len()) });
     }
     let su_of = |i: usize| su.get(i).copied().unwrap_or_default();
     let mut used = vec![false; refined.sites.len()];
@@ -135,8 +134,8 @@ pub fn refined_cif(source_cif: &str, refined: &AsymmetricUnit, su: &[SiteUncerta
 fn atom_site_loop(rows: &[Row], refined: &AsymmetricUnit) -> Result<String, RefineError> {
     let mut out = String::from("loop_\n_atom_site_label\n_atom_site_type_symbol\n_atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\n_atom_site_U_iso_or_equiv\n_atom_site_adp_type\n_atom_site_occupancy\n");
     for Row { atom, su } in rows {
-        let symbol = element_symbol(atom.z)
-            .ok_or_else(|| RefineError::Inconsistent { item: format!("site {:?}", atom.label), message: format!("no element with Z = {}", atom.z) })?;
+        let symbol =
+            element_symbol(atom.z).ok_or_else(|| RefineError::Inconsistent { item: format!("site {:?}", atom.label), message: format!("no element with Z = {}", atom.z) })?;
         let (u, u_su, kind) = match atom.displacement {
             Displacement::Iso(u) => (u, su.u_iso, "Uiso"),
             Displacement::Aniso(uij) => {
@@ -145,13 +144,7 @@ fn atom_site_loop(rows: &[Row], refined: &AsymmetricUnit) -> Result<String, Refi
             }
         };
         let frac: Vec<String> = atom.frac.iter().zip(su.frac).map(|(&x, s)| format_with_su(x, s)).collect();
-        out.push_str(&format!(
-            "{} {symbol} {} {} {kind} {}\n",
-            cif_string(&atom.label),
-            frac.join(" "),
-            format_with_su(u, u_su),
-            format_with_su(atom.occupancy, su.occupancy)
-        ));
+        out.push_str(&format!("{} {symbol} {} {} {kind} {}\n", cif_string(&atom.label), frac.join(" "), format_with_su(u, u_su), format_with_su(atom.occupancy, su.occupancy)));
     }
     Ok(out)
 }
@@ -187,5 +180,9 @@ pub fn observed_vs_calculated_csv(evaluation: &Evaluation) -> String {
 /// Shortest round-trip decimal, in exponent form outside [1e-4, 1e15) so that small beam
 /// fractions do not turn into long runs of zeros.
 fn csv_number(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() || (1e-4..1e15).contains(&v.abs()) { format!("{v}") } else { format!("{v:e}") }
+    if v == 0.0 || !v.is_finite() || (1e-4..1e15).contains(&v.abs()) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
 }

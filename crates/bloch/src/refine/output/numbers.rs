@@ -16,7 +16,11 @@ pub fn format_plain(value: f64) -> String {
     let shortest = format!("{value}");
     let decimals = shortest.split_once('.').map_or(0, |(_, d)| d.len());
     let text = if decimals <= PLAIN_DECIMALS {
-        if shortest.contains('.') { shortest } else { format!("{shortest}.0") }
+        if shortest.contains('.') {
+            shortest
+        } else {
+            format!("{shortest}.0")
+        }
     } else {
         format!("{value:.PLAIN_DECIMALS$}")
     };
@@ -93,7 +97,11 @@ pub fn cif_string(text: &str) -> String {
     let special_start = text.starts_with(['_', '#', '$', '\'', '"', '[', ']', ';']);
     let reserved = lower == "loop_" || lower == "global_" || lower == "stop_" || lower.starts_with("data_") || lower.starts_with("save_");
     let bare = !text.is_empty() && !special_start && !reserved && text != "." && text != "?" && !text.chars().any(char::is_whitespace);
-    if bare { text.to_string() } else { quoted(text) }
+    if bare {
+        text.to_string()
+    } else {
+        quoted(text)
+    }
 }
 
 /// `text` always quoted (for values the source quoted, where `.` is text, not null).

@@ -48,8 +48,7 @@ fn select_block(tokens: &[Token], name: &str) -> Option<Range> {
     if let [only] = ranges.as_slice() {
         return Some(*only);
     }
-    let with_sites: Vec<Range> =
-        ranges.iter().copied().filter(|&(s, e)| tokens[s..e].iter().any(|t| t.kind == TokenKind::Tag("_atom_site_fract_x".into()))).collect();
+    let with_sites: Vec<Range> = ranges.iter().copied().filter(|&(s, e)| tokens[s..e].iter().any(|t| t.kind == TokenKind::Tag("_atom_site_fract_x".into()))).collect();
     match with_sites.as_slice() {
         [only] => Some(*only),
         many => many.iter().copied().find(|&(s, _)| matches!(&tokens[s].kind, TokenKind::Data(n) if n == name)),
@@ -145,8 +144,7 @@ pub fn symmetry_text(source: &str, name: &str) -> String {
     let Ok(tokens) = tokenize(source) else { return String::new() };
     let Some(block) = select_block(&tokens, name) else { return String::new() };
     let lines: Vec<&str> = source.lines().map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
-    let parts: Vec<String> =
-        symmetry_items(&tokens, block).into_iter().map(|range| verbatim(&lines, &tokens, range).unwrap_or_else(|| rewrite(&tokens, range))).collect();
+    let parts: Vec<String> = symmetry_items(&tokens, block).into_iter().map(|range| verbatim(&lines, &tokens, range).unwrap_or_else(|| rewrite(&tokens, range))).collect();
     parts.join("\n")
 }
 

@@ -131,7 +131,8 @@ impl PetsData {
         let geometry = match reader.summary("data collection geometry") {
             None => CollectionGeometry::ContinuousRotation,
             Some((value, line)) => {
-                let canonical: String = value.split(|c: char| c.is_whitespace() || c == '_' || c == '-' || c == ';').filter(|w| !w.is_empty()).collect::<Vec<_>>().join("_").to_ascii_lowercase();
+                let canonical: String =
+                    value.split(|c: char| c.is_whitespace() || c == '_' || c == '-' || c == ';').filter(|w| !w.is_empty()).collect::<Vec<_>>().join("_").to_ascii_lowercase();
                 match canonical.as_str() {
                     "continuous_rotation" => CollectionGeometry::ContinuousRotation,
                     "precession" => CollectionGeometry::Precession,
@@ -178,7 +179,8 @@ impl PetsData {
             if let Some(first) = frames.first().map(|f: &ZoneAxis| f.precession_angle_deg) {
                 // diffBloch uses one integration semi-angle for every frame (atol 1e-9).
                 if (frame.precession_angle_deg - first).abs() > 1e-9 {
-                    return Err(reader.err(line, format!("frame {}: precession angle {} differs from the first frame's {first}; it must be constant", frame.id, frame.precession_angle_deg)));
+                    return Err(reader
+                        .err(line, format!("frame {}: precession angle {} differs from the first frame's {first}; it must be constant", frame.id, frame.precession_angle_deg)));
                 }
             }
             if let Some(other) = frames.iter().find(|f: &&ZoneAxis| f.id == frame.id) {

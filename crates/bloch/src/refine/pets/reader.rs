@@ -104,10 +104,7 @@ pub(super) fn parse_block(file: &str, tokens: &[Token]) -> Result<Block, RefineE
                 if values.len() % tags.len() != 0 {
                     // Name the line of the incomplete last row.
                     let start = values.len() - values.len() % tags.len();
-                    return Err(err(
-                        values[start].1,
-                        format!("loop row has {} value(s) where the loop ({}, …) has {} column(s)", values.len() % tags.len(), tags[0], tags.len()),
-                    ));
+                    return Err(err(values[start].1, format!("loop row has {} value(s) where the loop ({}, …) has {} column(s)", values.len() % tags.len(), tags[0], tags.len())));
                 }
                 let rows = values.chunks(tags.len()).map(<[_]>::to_vec).collect::<Vec<_>>();
                 // A row split across lines is legal CIF, but PETS writes one row per line; a row
@@ -150,17 +147,16 @@ impl Reader<'_> {
     pub(super) fn required_number(&self, tag: &str) -> Result<f64, RefineError> {
         let (text, line) = self.block.items.get(tag).ok_or_else(|| self.err(0, format!("{tag}: required item is missing")))?;
         let value = number(text).ok_or_else(|| self.err(*line, format!("{tag}: not a number ({text:?})")))?;
-        if value.is_finite() { Ok(value) } else { Err(self.err(*line, format!("{tag}: must be finite ({text:?})"))) }
+        if value.is_finite() {
+            Ok(value)
+        } else {
+            Err(self.err(*line, format!("{tag}: must be finite ({text:?})")))
+        }
     }
 
     /// The loop holding `first_tag`, with the column index of each of `columns`.
     pub(super) fn table(&self, first_tag: &str, columns: &[&str]) -> Result<(&Table, Vec<usize>), RefineError> {
-        let table = self
-            .block
-            .loops
-            .iter()
-            .find(|t| t.tags.iter().any(|tag| tag == first_tag))
-            .ok_or_else(|| self.err(0, format!("no loop with {first_tag}")))?;
+        let table = self.block.loops.iter().find(|t| t.tags.iter().any(|tag| tag == first_tag)).ok_or_else(|| self.err(0, format!("no loop with {first_tag}")))?;
         let index = columns
             .iter()
             .map(|c| table.tags.iter().position(|t| t == c).ok_or_else(|| self.err(table.line, format!("the {first_tag} loop has no {c} column"))))
@@ -216,4 +212,3 @@ pub(super) fn float_in(reader: &Reader<'_>, tag: &str, (text, line): &(String, u
         _ => Err(reader.err(*line, format!("{tag}: not a finite number ({text:?})"))),
     }
 }
-

@@ -78,7 +78,12 @@ impl SsbGpu {
     }
 
     fn buffer(&self, label: &str, values: usize, extra: wgpu::BufferUsages) -> wgpu::Buffer {
-        self.ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: (values.max(1) * 8) as u64, usage: wgpu::BufferUsages::STORAGE | extra, mapped_at_creation: false })
+        self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: (values.max(1) * 8) as u64,
+            usage: wgpu::BufferUsages::STORAGE | extra,
+            mapped_at_creation: false,
+        })
     }
 
     /// Plans for both scan axes, and how many images of the scan one batch of buffers holds.
@@ -106,7 +111,12 @@ impl SsbGpu {
     /// Copies `values` complex values of `buffer` back.
     async fn read(&self, buffer: &wgpu::Buffer, values: usize) -> Result<Vec<Complex32>, ReduceError> {
         let bytes = (values * 8) as u64;
-        let staging = self.ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("ssb readback"), size: bytes.max(8), usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, mapped_at_creation: false });
+        let staging = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("ssb readback"),
+            size: bytes.max(8),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         let mut encoder = self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("ssb readback") });
         encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
         self.ctx.submit_checked("ssb readback", encoder.finish()).await.map_err(ssb_err)?;
@@ -138,7 +148,15 @@ impl SsbGpu {
 
     /// The object of a filled [`BfStack`] for `optics`, `aberrations`, scan step (Å) and rotation
     /// θ (degrees): the twin of [`crate::ssb::reconstruct`], in f32 (cancel checked per batch).
-    pub async fn reconstruct(&self, stack: &BfStack, optics: &Optics, aberrations: &Aberrations, step_a: f64, rotation_deg: f64, cancel: &CancelToken) -> Result<Vec<Complex32>, ReduceError> {
+    pub async fn reconstruct(
+        &self,
+        stack: &BfStack,
+        optics: &Optics,
+        aberrations: &Aberrations,
+        step_a: f64,
+        rotation_deg: f64,
+        cancel: &CancelToken,
+    ) -> Result<Vec<Complex32>, ReduceError> {
         let scan = stack.scan;
         let n = scan[0] * scan[1];
         let nb = stack.pixels.len();
@@ -157,7 +175,12 @@ impl SsbGpu {
         }
         let (plans, batch, scratch) = self.plans(scan, nb)?;
         let ctx = &self.ctx;
-        let init = |label: &str, v: &[C32]| wgpu::util::DeviceExt::create_buffer_init(&ctx.device, &wgpu::util::BufferInitDescriptor { label: Some(label), contents: bytemuck::cast_slice(v), usage: wgpu::BufferUsages::STORAGE });
+        let init = |label: &str, v: &[C32]| {
+            wgpu::util::DeviceExt::create_buffer_init(
+                &ctx.device,
+                &wgpu::util::BufferInitDescriptor { label: Some(label), contents: bytemuck::cast_slice(v), usage: wgpu::BufferUsages::STORAGE },
+            )
+        };
         let kvec: Vec<C32> = stack.pixels.k.iter().map(|&[r, c]| [r as f32, c as f32]).collect();
         let nu: Vec<C32> = scan_frequencies(scan, step_a, rotation_deg).iter().map(|&[r, c]| [r as f32, c as f32]).collect();
         let (kvec, nu) = (init("ssb k", &kvec), init("ssb nu", &nu));

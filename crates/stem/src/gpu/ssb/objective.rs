@@ -69,7 +69,9 @@ impl<'a> PhaseVarianceGpu<'a> {
         let ctx = &gpu.ctx;
         let n = grid[0] * grid[1];
         ctx.check_storage_size("SSB fit spectra", (spectra.len() * 8) as u64).map_err(super::ssb_err)?;
-        let init = |label: &str, bytes: &[u8]| ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: bytes, usage: wgpu::BufferUsages::STORAGE });
+        let init = |label: &str, bytes: &[u8]| {
+            ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: bytes, usage: wgpu::BufferUsages::STORAGE })
+        };
         let g: Vec<[f32; 2]> = spectra.iter().map(|z| [z.re as f32, z.im as f32]).collect();
         let px: Vec<[f32; 4]> = k.iter().zip(a).map(|(k, &a)| [k[0] as f32, k[1] as f32, a as f32, 0.0]).collect();
         let f: Vec<f32> = fr.iter().chain(fc).map(|&v| v as f32).collect();
@@ -126,7 +128,11 @@ impl<'a> PhaseVarianceGpu<'a> {
         let bc = np.min(fits);
         let tc = (fits / bc).clamp(1, trials.len());
         let td: Vec<[f32; 8]> = trials.iter().map(|t| self.trial_data(t)).collect();
-        let td = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("ssb fit trials"), contents: bytemuck::cast_slice(&td), usage: wgpu::BufferUsages::STORAGE });
+        let td = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("ssb fit trials"),
+            contents: bytemuck::cast_slice(&td),
+            usage: wgpu::BufferUsages::STORAGE,
+        });
         if self.work.as_ref().is_none_or(|w| w.shape != (tc, bc)) {
             // Drop the old set first: both together might not fit the device.
             self.work = None;

@@ -41,7 +41,14 @@ impl SsbGpuProducts {
 
 /// Reconstructs `acq` (opened from `files`) as [`crate::ssb::ssb`] does, the last step on `ctx`'s
 /// GPU in f32; `progress` and `cancel` as there.
-pub async fn ssb_gpu(ctx: &GpuContext, acq: &Acquisition, files: &dyn FileSet, options: &SsbOptions, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<SsbGpuProducts, ReduceError> {
+pub async fn ssb_gpu(
+    ctx: &GpuContext,
+    acq: &Acquisition,
+    files: &dyn FileSet,
+    options: &SsbOptions,
+    progress: &mut dyn FnMut(u64, u64),
+    cancel: &CancelToken,
+) -> Result<SsbGpuProducts, ReduceError> {
     // Compile first: a device that cannot run the kernels fails before the frames are read.
     let gpu = SsbGpu::new(ctx).await?;
     // The fit's losses on the GPU too where the fit may wait on it (natively).

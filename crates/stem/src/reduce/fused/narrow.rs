@@ -2,8 +2,8 @@
 //! where that is exact (the data dominate the cost; narrow accumulators let LLVM vectorise every
 //! loop), with the AVX2 build of the same code chosen at run time on x86-64.
 
-use super::FusedPass;
 use super::moments::frame_moments;
+use super::FusedPass;
 
 /// Narrow frames a u32 pattern sum holds exactly: 65,537 · 65,535 = u32::MAX.
 const MAX_PENDING: usize = 65_537;
