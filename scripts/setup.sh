@@ -23,6 +23,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 rustup target list --installed | grep -q '^wasm32-unknown-unknown$' || rustup target add wasm32-unknown-unknown
+# The lint stage's tools (scripts/lint.sh).
+rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
+rustup component list --installed | grep -q '^clippy' || rustup component add clippy
 
 # wasm-bindgen-cli must equal the wasm-bindgen crate in Cargo.lock exactly, or the bindings mismatch.
 wb_version=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock 2>/dev/null || true)

@@ -20,6 +20,8 @@ stage() {
   fi
 }
 
+# lint: rustfmt --check (rustfmt.toml), see scripts/lint.sh.
+[ -f scripts/lint.sh ] && stage lint bash scripts/lint.sh
 # a, b, d: native unit/integration tests, WGSL kernels on lavapipe vs their CPU twins, naga
 # validation of every shader, egui_kittest UI tests.
 stage native cargo test --workspace --all-targets --no-fail-fast
