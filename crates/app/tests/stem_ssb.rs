@@ -2,8 +2,9 @@
 //! image equals `scatterlab_stem::ssb::ssb` on the same files with the same defaults (auto probe,
 //! θ from DPC, the file's calibration) and with aberrations set on the sliders; "Fit
 //! aberrations" gives the aberrations and phase of `ssb` with the default fit; the export's
-//! `.npy` holds the phase on display; the GPU is refused by name, never replaced by the CPU; the
-//! browser's sliced fit (`SteppedFit`, a slice per UI frame) equals `fit_aberrations` exactly.
+//! `.npy` holds the phase on display; without a GPU the GPU is refused by name, never replaced by
+//! the CPU; on kittest's wgpu device (lavapipe) the GPU's f32 phase equals the CPU's (RMS 1e-3 rad)
+//! and the Fit button evaluates its losses there; the browser's sliced fit (`SteppedFit`, a slice per UI frame) equals `fit_aberrations` exactly.
 
 mod common;
 mod stem_common;
@@ -17,7 +18,7 @@ use scatterlab_app::ScatterlabApp;
 use scatterlab_core::CancelToken;
 use scatterlab_stem::load::{Acquisition, DirFileSet, Hints};
 use scatterlab_stem::ssb::{fit_aberrations, ssb, Aberrations, FitOptions, FitStart, SsbOptions, SsbProducts};
-use stem_common::{settle, stem_app};
+use stem_common::{settle, stem_app_on};
 
 /// The library's reconstruction of `path` with `options`.
 fn library(path: &std::path::Path, options: &SsbOptions) -> SsbProducts {
@@ -52,8 +53,13 @@ fn settle_ssb(harness: &mut Harness<'_, ScatterlabApp>) {
 }
 
 fn open_dev_small() -> (Harness<'static, ScatterlabApp>, std::path::PathBuf) {
+    open_dev_small_on(false)
+}
+
+/// dev_small on the SSB page, with kittest's wgpu device (lavapipe) in the app when `gpu`.
+fn open_dev_small_on(gpu: bool) -> (Harness<'static, ScatterlabApp>, std::path::PathBuf) {
     let path = common::fixtures_dir().join("stem/dev_small_master.h5");
-    let mut harness = stem_app();
+    let mut harness = stem_app_on(gpu);
     settle(&mut harness);
     harness.state_mut().stem.open_path(&path);
     settle(&mut harness);
@@ -111,13 +117,55 @@ fn phase_equals_the_library_with_defaults_and_slider_aberrations() {
     println!("θ −30°, transposed: max |Δphase| = {d:e} rad");
     assert!(d <= 1e-9, "{d}");
 
-    // The GPU is refused by name (not computed on the CPU instead).
+    // Without a GPU in the app, the GPU is refused by name (not computed on the CPU instead).
     harness.state_mut().stem.ssb.settings.device = SsbDevice::Gpu;
     settle_ssb(&mut harness);
     let r = harness.state().stem.ssb.result().expect("result");
     assert_eq!(r.device, SsbDevice::Gpu);
-    let e = r.phase.as_ref().expect_err("no GPU SSB in the app yet");
-    assert!(e.contains("GPU SSB"), "{e}");
+    let e = r.phase.as_ref().expect_err("no GPU in this harness");
+    assert!(e.contains("GPU SSB: no GPU"), "{e}");
+}
+
+#[test]
+fn gpu_phase_equals_the_cpu_and_the_fit_runs_on_gpu_losses() {
+    if std::env::var("SCATTERLAB_SKIP_GPU").is_ok_and(|v| v == "1") {
+        eprintln!("SCATTERLAB_SKIP_GPU=1: GPU test skipped");
+        return;
+    }
+    let (mut harness, path) = open_dev_small_on(true);
+    settle_ssb(&mut harness);
+    let ab = Aberrations { c10_nm: 2.0, c12_nm: 0.5, phi12_rad: 1.0 };
+    harness.state_mut().stem.ssb.settings.aberrations = ab;
+    harness.get_by_label("SSB GPU").click();
+    settle_ssb(&mut harness);
+    let r = harness.state().stem.ssb.result().expect("result");
+    assert_eq!(r.device, SsbDevice::Gpu);
+    let gpu = r.phase.clone().expect("GPU phase");
+    let want = library(&path, &SsbOptions { aberrations: ab, ..SsbOptions::default() }).phase();
+    // f32 on the GPU against the f64 CPU: the object's relative L2 gate is 1e-3 (fixture README);
+    // on unit phasors that is the RMS phase difference.
+    let d = max_phase_diff(&gpu, &want);
+    let rms = (gpu.iter().zip(&want).map(|(a, b)| 2.0 - 2.0 * (a - b).cos()).sum::<f64>() / gpu.len() as f64).sqrt();
+    println!("GPU vs CPU phase on dev_small: RMS |Δ| {rms:.2e}, max |Δ| {d:.2e} rad");
+    assert!(rms <= 1e-3, "{rms}");
+    assert!(harness.query_by_label_contains("gpu (f32, WGSL)").is_some(), "the device shown under the image");
+
+    // A moved slider is recomputed on the GPU.
+    let ab2 = Aberrations { c10_nm: -1.5, ..ab };
+    harness.state_mut().stem.ssb.settings.aberrations = ab2;
+    settle_ssb(&mut harness);
+    let r = harness.state().stem.ssb.result().expect("result");
+    assert_eq!((r.device, r.aberrations), (SsbDevice::Gpu, ab2));
+
+    // The fit with the GPU picked evaluates its losses there and finds no defocus (unaberrated set).
+    harness.get_by_label("Fit aberrations").click();
+    harness.step();
+    assert!(harness.state().stem.ssb.fit_device().is_some_and(|d| d.starts_with("gpu:")), "{:?}", harness.state().stem.ssb.fit_device());
+    settle_ssb(&mut harness);
+    let report = harness.state().stem.ssb.last_fit().expect("fit ended").clone().expect("fit ok");
+    println!("app fit on GPU losses: {:?}, {} evaluations", report.aberrations, report.evaluations);
+    assert!(report.aberrations.c10_nm.abs() < 1.0, "{:?}", report.aberrations);
+    assert!(harness.query_by_label_contains("fit losses on gpu:").is_some(), "the fit's device shown");
 }
 
 #[test]

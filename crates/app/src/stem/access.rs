@@ -79,10 +79,11 @@ impl StemPanel {
         self.images.as_ref().map_or(self.device, |i| i.device).name()
     }
 
-    /// Gives the workspace the GPU of `support` for the live path (nothing is uploaded until
-    /// the user picks the GPU).
+    /// Gives the workspace the GPU of `support` for the live path and SSB (nothing is uploaded
+    /// or compiled until the user picks the GPU).
     pub fn set_gpu(&mut self, support: &crate::GpuSupport) {
         self.live = GpuLive::new(support);
+        self.ssb.gpu = super::ssb::gpu::SsbGpuSide::new(support);
     }
 
     /// Picks the device of the virtual images (as the CPU/GPU buttons do); the GPU only where

@@ -85,8 +85,23 @@ impl StemPanel {
         // A file given as bytes belonged to the previous acquisition (a browser open sets its own after).
         keep.4.set_extra(None);
         let (export, device, live) = (self.export.settings(), self.device, self.live.fresh());
-        *self =
-            StemPanel { path: keep.0, displays: keep.1, load_budget: keep.2, page: keep.3, browser: keep.4, export, device, live, started: true, notes, ..StemPanel::default() };
+        // SSB keeps its device choice and the GPU's compiled kernels; everything else is the data's.
+        let mut ssb = super::ssb::SsbView::default();
+        (ssb.settings.device, ssb.gpu) = (self.ssb.settings.device, self.ssb.gpu.fresh());
+        *self = StemPanel {
+            path: keep.0,
+            displays: keep.1,
+            load_budget: keep.2,
+            page: keep.3,
+            browser: keep.4,
+            export,
+            device,
+            live,
+            ssb,
+            started: true,
+            notes,
+            ..StemPanel::default()
+        };
         self.data = Some(resident);
         self.loader = Some(Loader::new(source));
     }

@@ -135,8 +135,9 @@ impl StemPanel {
     }
 
     /// The SSB page's work for one frame: gather the stack (within `budget`), then reconstruct
-    /// when anything changed. Returns whether more work is pending (repaint).
-    pub fn update_ssb(&mut self, budget: Duration) -> bool {
+    /// when anything changed — on the CPU at once, on the GPU as a background job that wakes
+    /// `repaint` when it lands. Returns whether more work is pending (repaint).
+    pub fn update_ssb(&mut self, budget: Duration, repaint: &egui::Context) -> bool {
         self.poll_ssb_fit(budget);
         let inputs = match self.ssb_inputs() {
             Ok(i) => i,
@@ -188,22 +189,26 @@ impl StemPanel {
                     return false;
                 }
             }
-            self.ssb.result = Some(run(&state.stack, inputs, aberrations, device));
+            match device {
+                SsbDevice::Cpu => self.ssb.result = Some(run_cpu(&state.stack, inputs, aberrations)),
+                SsbDevice::Gpu => {
+                    if let Some(r) = self.ssb.gpu.pump(repaint, &state.stack, &inputs, aberrations) {
+                        self.ssb.result = Some(r);
+                    }
+                }
+            }
         }
         false
     }
 }
 
-/// One reconstruction of `stack` on `device` (the GPU is refused by name until it is wired in).
-pub fn run(stack: &BfStack, inputs: SsbInputs, aberrations: Aberrations, device: SsbDevice) -> SsbResult {
+/// One reconstruction of `stack` on the CPU (f64).
+pub fn run_cpu(stack: &BfStack, inputs: SsbInputs, aberrations: Aberrations) -> SsbResult {
     let t0 = Instant::now();
-    let phase = match device.unavailable() {
-        Some(why) => Err(why.to_owned()),
-        None => reconstruct(stack, &inputs.optics, &aberrations, inputs.scan_step_a, inputs.rotation_deg, &CancelToken::new())
-            .map(|o| o.iter().map(|z| z.arg()).collect())
-            .map_err(|e| e.to_string()),
-    };
-    SsbResult { scan: stack.scan, inputs, aberrations, phase, elapsed: t0.elapsed(), device }
+    let phase = reconstruct(stack, &inputs.optics, &aberrations, inputs.scan_step_a, inputs.rotation_deg, &CancelToken::new())
+        .map(|o| o.iter().map(|z| z.arg()).collect())
+        .map_err(|e| e.to_string());
+    SsbResult { scan: stack.scan, inputs, aberrations, phase, elapsed: t0.elapsed(), device: SsbDevice::Cpu }
 }
 
 /// Pixels `at..end` of `frames` (empty when out of range).

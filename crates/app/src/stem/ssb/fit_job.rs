@@ -1,10 +1,12 @@
 //! "Fit aberrations": [`fit_aberrations`] on the gathered BF stack from the current sliders.
 //!
-//! Natively the fit runs on a worker thread (all cores, as `stem ssb --fit`), reporting
+//! Natively the fit runs on a worker thread (all cores, as `stem ssb --fit`; with the GPU picked
+//! its losses are evaluated there, many trials per dispatch, as `stem ssb --fit --device gpu`), reporting
 //! evaluations through a shared counter and stopping at Cancel (the STEM crate checks the token
 //! between loss batches). wasm32 has no threads here, so in the browser the same search runs a
 //! slice per UI frame ([`super::stepped::SteppedFit`], equal to `fit_aberrations` on one
-//! thread), and Cancel takes effect at the next slice.
+//! thread), and Cancel takes effect at the next slice. That browser fit is always the CPU's (the
+//! fit waits on each loss, which the page's event loop cannot do on its GPU): the page says so.
 
 #[cfg(not(target_arch = "wasm32"))]
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,7 +14,7 @@ use std::sync::Arc;
 
 use scatterlab_core::CancelToken;
 #[cfg(not(target_arch = "wasm32"))]
-use scatterlab_stem::ssb::fit_aberrations;
+use scatterlab_stem::ssb::{fit_aberrations, fit_aberrations_on};
 use scatterlab_stem::ssb::{BfStack, FitOptions, FitReport, FitStart};
 
 use super::SsbInputs;
@@ -24,6 +26,9 @@ struct FitTask {
     inputs: SsbInputs,
     start: FitStart,
     options: FitOptions,
+    /// The GPU whose kernels evaluate the losses (natively, with the GPU picked).
+    #[cfg(not(target_arch = "wasm32"))]
+    gpu: Option<Arc<scatterlab_stem::gpu::SsbGpu>>,
 }
 
 impl FitTask {
@@ -34,7 +39,15 @@ impl FitTask {
             total.store(t, Ordering::Relaxed);
             repaint();
         };
-        fit_aberrations(&self.stack, &self.inputs.optics, self.inputs.scan_step_a, &self.start, &self.options, &mut progress, cancel).map_err(|e| e.to_string())
+        let (stack, optics, step) = (&self.stack, &self.inputs.optics, self.inputs.scan_step_a);
+        match &self.gpu {
+            Some(gpu) => {
+                let mut losses = scatterlab_stem::gpu::GpuLosses::new(gpu);
+                fit_aberrations_on(stack, optics, step, &self.start, &self.options, &mut losses, &mut progress, cancel)
+            }
+            None => fit_aberrations(stack, optics, step, &self.start, &self.options, &mut progress, cancel),
+        }
+        .map_err(|e| e.to_string())
     }
 }
 
@@ -47,6 +60,8 @@ pub struct FitJob {
     total: Arc<AtomicU64>,
     /// The inputs it fits for (the result applies only while they hold).
     inputs: SsbInputs,
+    /// Where the losses are evaluated, in words.
+    pub(crate) device: String,
     #[cfg(not(target_arch = "wasm32"))]
     result: std::sync::mpsc::Receiver<Result<FitReport, String>>,
     #[cfg(target_arch = "wasm32")]
@@ -62,7 +77,7 @@ impl FitJob {
         (self.done.load(Ordering::Relaxed), self.total.load(Ordering::Relaxed))
     }
 
-    fn start(task: FitTask, repaint: Option<egui::Context>) -> Self {
+    fn start(task: FitTask, device: String, repaint: Option<egui::Context>) -> Self {
         let cancel = CancelToken::new();
         let inputs = task.inputs.clone();
         #[cfg(not(target_arch = "wasm32"))]
@@ -81,7 +96,7 @@ impl FitJob {
                 let _ = tx.send(r);
                 repaint();
             });
-            FitJob { cancel, done, total, inputs, result: rx }
+            FitJob { cancel, done, total, inputs, device, result: rx }
         }
         #[cfg(target_arch = "wasm32")]
         {
@@ -89,7 +104,7 @@ impl FitJob {
                 ctx.request_repaint();
             }
             let task = super::stepped::SteppedFit::new(task.stack, task.inputs.optics, task.inputs.scan_step_a, task.start, task.options);
-            FitJob { cancel, inputs, task }
+            FitJob { cancel, inputs, device, task }
         }
     }
 
@@ -131,9 +146,30 @@ impl StemPanel {
             return Err("the reconstruction is not up to date yet; try again next frame".into());
         }
         let start = FitStart { aberrations: self.ssb.settings.aberrations, rotation_deg: inputs.rotation_deg };
-        let task = FitTask { stack: state.stack.clone(), inputs, start, options };
+        #[cfg(not(target_arch = "wasm32"))]
+        let (gpu, device) = match self.ssb.settings.device {
+            super::SsbDevice::Gpu => {
+                let gpu = self.ssb.gpu.ready().ok_or("the GPU's SSB kernels are not ready yet (see the GPU status under the image)")?;
+                let device = format!("gpu: {} (f32 WGSL)", gpu.context().describe());
+                (Some(gpu), device)
+            }
+            super::SsbDevice::Cpu => (None, "cpu (f64, all cores)".to_owned()),
+        };
+        #[cfg(target_arch = "wasm32")]
+        let device = match self.ssb.settings.device {
+            super::SsbDevice::Gpu => "cpu (f64, one thread: the browser's fit cannot wait on the GPU)".to_owned(),
+            super::SsbDevice::Cpu => "cpu (f64, one thread)".to_owned(),
+        };
+        let task = FitTask {
+            stack: state.stack.clone(),
+            inputs,
+            start,
+            options,
+            #[cfg(not(target_arch = "wasm32"))]
+            gpu,
+        };
         self.ssb.last_fit = None;
-        self.ssb.fit = Some(FitJob::start(task, repaint));
+        self.ssb.fit = Some(FitJob::start(task, device, repaint));
         Ok(())
     }
 
@@ -151,6 +187,7 @@ impl StemPanel {
         let Some(job) = self.ssb.fit.as_mut() else { return };
         let Some(result) = job.poll(budget) else { return };
         let inputs = job.inputs.clone();
+        self.ssb.last_fit_device = Some(job.device.clone());
         self.ssb.fit = None;
         let result = match result {
             Ok(report) => {

@@ -12,6 +12,7 @@
 pub mod build;
 mod export;
 pub mod fit_job;
+pub mod gpu;
 pub mod stepped;
 mod ui;
 
@@ -25,15 +26,14 @@ use fit_job::FitJob;
 
 use super::view::{Display, ImageView};
 
-/// The device an SSB reconstruction runs on. Only the CPU is wired into the app; the GPU
-/// (the STEM crate's WGSL twin) is the hook for when it is, and is refused by name until then
-/// — never replaced by the CPU without saying so.
+/// The device an SSB reconstruction runs on, as the user picked it: the GPU's result is the
+/// GPU's or an error naming why ([`gpu::SsbGpuSide`]) — never the CPU's without saying so.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SsbDevice {
     /// `scatterlab_stem::ssb::reconstruct`, f64 with rustfft.
     #[default]
     Cpu,
-    /// The WGSL reconstruction (not in the app yet).
+    /// `scatterlab_stem::gpu::ssb::SsbGpu`, f32 WGSL on the workspace's device.
     Gpu,
 }
 
@@ -43,14 +43,6 @@ impl SsbDevice {
         match self {
             SsbDevice::Cpu => "cpu (f64, rustfft)",
             SsbDevice::Gpu => "gpu (f32, WGSL)",
-        }
-    }
-
-    /// Why this device cannot run SSB in the app, if it cannot.
-    pub fn unavailable(self) -> Option<&'static str> {
-        match self {
-            SsbDevice::Cpu => None,
-            SsbDevice::Gpu => Some("the GPU SSB (WGSL) is not wired into the app yet; pick the CPU"),
         }
     }
 }
@@ -110,8 +102,12 @@ pub struct SsbView {
     pub(crate) fit: Option<FitJob>,
     /// The last fit's report (or why it failed / was cancelled).
     pub(crate) last_fit: Option<Result<FitReport, String>>,
+    /// Where the last fit evaluated its losses, in words.
+    pub(crate) last_fit_device: Option<String>,
     pub(crate) view: ImageView,
     pub(crate) export_status: Option<Result<Vec<String>, String>>,
+    /// The GPU side (device, kernels, the reconstruction in flight).
+    pub(crate) gpu: gpu::SsbGpuSide,
 }
 
 impl Default for SsbView {
@@ -124,8 +120,10 @@ impl Default for SsbView {
             blocked: None,
             fit: None,
             last_fit: None,
+            last_fit_device: None,
             view: ImageView::default(),
             export_status: None,
+            gpu: gpu::SsbGpuSide::default(),
         }
     }
 }
@@ -159,6 +157,11 @@ impl SsbView {
     /// Whether a fit is running.
     pub fn fitting(&self) -> bool {
         self.fit.is_some()
+    }
+
+    /// Where the running fit (else the last one) evaluates its losses, in words.
+    pub fn fit_device(&self) -> Option<&str> {
+        self.fit.as_ref().map(|f| f.device.as_str()).or(self.last_fit_device.as_deref())
     }
 
     /// `(evaluations done, planned)` of the running fit.

@@ -49,7 +49,7 @@ fn overridable(ui: &mut egui::Ui, label: &str, value: &mut Option<f64>, auto: Op
 impl StemPanel {
     /// The SSB page (updates it first).
     pub(crate) fn ssb_page(&mut self, ui: &mut egui::Ui) {
-        if self.update_ssb(self.load_budget) || self.ssb.fitting() {
+        if self.update_ssb(self.load_budget, ui.ctx()) || self.ssb.fitting() {
             ui.ctx().request_repaint();
         }
         egui::ScrollArea::both().id_salt("stem_ssb_scroll").show(ui, |ui| {
@@ -132,8 +132,9 @@ impl StemPanel {
             ui.label("device");
             for d in [SsbDevice::Cpu, SsbDevice::Gpu] {
                 let label = if d == SsbDevice::Cpu { "SSB CPU" } else { "SSB GPU" };
-                let b = ui.add_enabled(d.unavailable().is_none(), egui::Button::selectable(s.device == d, label));
-                let b = match d.unavailable() {
+                let unavailable = if d == SsbDevice::Gpu { self.ssb.gpu.unavailable() } else { None };
+                let b = ui.add_enabled(unavailable.is_none(), egui::Button::selectable(s.device == d, label));
+                let b = match unavailable {
                     Some(why) => b.on_disabled_hover_text(why),
                     None => b.on_hover_text(d.name()),
                 };
@@ -174,12 +175,15 @@ impl StemPanel {
         match &self.ssb.last_fit {
             Some(Ok(r)) => {
                 ui.label(format!("fitted: C10 {:.3} nm, C12 {:.3} nm, φ12 {:.3} rad", r.aberrations.c10_nm, r.aberrations.c12_nm, r.aberrations.phi12_rad));
-                ui.weak(format!("loss {:.5} after {} evaluations on {} threads", r.loss, r.evaluations, r.threads));
+                ui.weak(format!("loss {:.5} after {} evaluations", r.loss, r.evaluations));
             }
             Some(Err(e)) => {
                 ui.colored_label(ui.visuals().error_fg_color, format!("fit: {e}"));
             }
             None => {}
+        }
+        if let Some(device) = self.ssb.fit_device() {
+            ui.weak(format!("fit losses on {device}"));
         }
     }
 
@@ -220,6 +224,16 @@ impl StemPanel {
         if let Some(r) = &self.ssb.result {
             let i = &r.inputs;
             ui.label(format!("{} · {:.1} ms · {} BF pixels", r.device.name(), r.elapsed.as_secs_f64() * 1e3, self.ssb.stack().map_or(0, |s| s.pixels.len())));
+            if r.device == SsbDevice::Gpu {
+                if let Some(adapter) = self.ssb.gpu.adapter() {
+                    ui.weak(adapter);
+                }
+            }
+            if self.ssb.settings.device == SsbDevice::Gpu {
+                if let Some(status) = self.ssb.gpu.status() {
+                    ui.label(status);
+                }
+            }
             ui.weak(format!(
                 "centre ({:.2}, {:.2}) px, radius {:.2} px{} · θ {:.3}°{} · {}",
                 i.center[0],

@@ -61,6 +61,11 @@ impl SsbGpu {
         Ok(SsbGpu { ctx: ctx.clone(), kernels: Kernels::new(ctx).await?, max_buffer_bytes: None })
     }
 
+    /// The device the kernels were compiled on.
+    pub fn context(&self) -> &GpuContext {
+        &self.ctx
+    }
+
     /// Caps every work buffer at `bytes` instead of [`DEFAULT_WORK_BYTES`] (always within the
     /// adapter's limits): fewer BF pixels go in one batch (tests use it to cross batches; the
     /// result does not depend on it).
