@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Web build: release wasm of the egui app (scatterlab-app) and of the npm surface (scatterlab-web),
 # wasm-bindgen --target web into dist/app and dist/pkg, the TypeScript wrapper and worker
-# type-checked and bundled into dist/, then sources.json (every file of the npm package with its
-# role, size and sha256) regenerated at the repository root.
+# type-checked and bundled into dist/, the package packed into dist/scatterlab-<version>.tgz
+# (web/tools/pack.mjs: web/README.md as its README, gzip sizes printed and held to a budget), then
+# sources.json (every file of the npm package with its role, size and sha256) regenerated at the
+# repository root.
 #   scripts/build-web.sh                   build, write sources.json
 #   scripts/build-web.sh --check-sources   build, fail with a diff if sources.json differs from the committed one
 #   scripts/build-web.sh --no-sources      build only, leave sources.json alone (the e2e stage)
@@ -60,14 +62,20 @@ if [ "$build_app" = 1 ]; then
 fi
 
 # --- wasm-bindgen -----------------------------------------------------------------------------
-bindgen() { # crate_file out_dir
+bindgen() { # crate_file out_dir [wasm-bindgen flags]
   local tmp
   tmp=$(mktemp -d dist/.bindgen.XXXXXX) && chmod 755 "$tmp"
-  wasm-bindgen --target web --out-dir "$tmp" "$release_dir/$1.wasm"
+  wasm-bindgen --target web --out-dir "$tmp" "${@:3}" "$release_dir/$1.wasm"
   rm -rf "$2" && mv "$tmp" "$2"
 }
 mkdir -p dist
-bindgen scatterlab_web dist/pkg
+# The npm package's wasm without its name section (debug names of every function, ~2 MB of the
+# wasm, ~0.25 MB gzipped); the app keeps its names for readable panics.
+bindgen scatterlab_web dist/pkg --remove-name-section
+# wasm-bindgen types the handles' `[Symbol.dispose]()`, which consumers with `lib` ES2022 (no
+# esnext.disposable) cannot type-check (TS2550): dropped from the declarations; `free()` stays
+# and the method itself still exists at run time.
+node web/tools/strip-dispose.mjs dist/pkg/scatterlab_web.d.ts
 if [ "$build_app" = 1 ]; then bindgen scatterlab_app dist/app; fi
 step "wasm-bindgen"
 
@@ -80,11 +88,23 @@ rm -rf "$types_tmp"
 step "tsc (type-check, declarations)"
 esbuild_common=(--bundle --format=esm --platform=browser --target=es2022 --charset=utf8 --log-level=warning)
 node_modules/.bin/esbuild web/src/index.ts "${esbuild_common[@]}" --outfile=dist/index.js
-node_modules/.bin/esbuild web/src/worker.ts "${esbuild_common[@]}" --outfile=dist/worker.js
+# The worker always passes the wasm URL to the glue: its unused `new URL(…, import.meta.url)`
+# default is defined away, so that a bundler that re-bundles worker.js (esbuild as an entry point,
+# Parcel) neither looks for a wasm beside it nor warns about import.meta in an iife.
+node_modules/.bin/esbuild web/src/worker.ts "${esbuild_common[@]}" --define:import.meta.url=undefined --outfile=dist/worker.js
 step "esbuild (wrapper, worker)"
 # The package as a consumer imports it ("scatterlab", "scatterlab/pkg" through package.json exports).
+# Under the consumer tsconfigs people have: lib ES2022 (no Symbol.dispose) and ESNext.
 node_modules/.bin/tsc -p web/check
-step "tsc (consumer view of dist/)"
+node_modules/.bin/tsc -p web/check/tsconfig.es2022.json
+node_modules/.bin/tsc -p web/check/tsconfig.esnext.json
+step "tsc (consumer view of dist/: lib ES2022+DOM+disposable, ES2022+DOM, ESNext+DOM)"
+
+# --- the npm tarball --------------------------------------------------------------------------
+# dist/scatterlab-<version>.tgz, packed from a staging folder whose README is web/README.md; prints
+# each file's gzip size and fails above the budget stated in web/tools/pack.mjs.
+node web/tools/pack.mjs
+step "npm pack (dist/scatterlab-*.tgz, gzip sizes)"
 
 # --- sources.json -----------------------------------------------------------------------------
 if [ "$check" = 1 ]; then

@@ -31,6 +31,8 @@ stage native cargo test --workspace --all-targets --no-fail-fast
 [ -f scripts/test-browser.sh ] && stage browser bash scripts/test-browser.sh
 # f: web build + sources.json must match the committed file.
 [ -f scripts/build-web.sh ] && stage web-build-and-sources bash scripts/build-web.sh --check-sources
+# the packed npm tarball in a tiny app per bundler (Vite build + dev, webpack, esbuild esm/iife, Rollup, Parcel), headless Chromium.
+[ -f scripts/test-consumers.sh ] && stage consumers bash scripts/test-consumers.sh
 # e: index.html served on 127.0.0.1 in headless Chromium, WebGPU backend, no console errors.
 [ -f scripts/test-e2e.sh ] && stage e2e bash scripts/test-e2e.sh
 

@@ -118,6 +118,37 @@ try {
   failures.push(...compareImage("browser bf on the GPU", g.stem.image, reference.bf));
   await page.evaluate(() => window.scatterlabApp.command(JSON.stringify({ do: "stemDevice", name: "cpu" })));
 
+  // SSB in the app: the CPU phase (the library's defaults: Σ|phase| of crates/web/src/h5/ssb_tests.rs
+  // E2E_SSB), then the same on the page's WebGPU device (f32) and with the sliders moved there.
+  const ssbOn = async (command) => {
+    await page.evaluate((c) => window.scatterlabApp.command(JSON.stringify(c)), { do: "stemSsb", ...command });
+    try {
+      // Commands apply at the next frame: wait for this one's settings, then for their result.
+      await page.waitForFunction((want) => {
+        const s = JSON.parse(window.scatterlabApp.status());
+        const ssb = s.stem?.ssb;
+        const r = ssb?.result;
+        const applied = ssb?.device.startsWith(want.device) && (!want.aberrations || r?.aberrations.join() === want.aberrations.join());
+        return s.commandError || ssb?.blocked || (applied && r?.current && (r.absPhaseSum != null || r.error));
+      }, command, { timeout: 120_000, polling: 100 });
+    } catch { failures.push(`SSB ${JSON.stringify(command)}: no phase within 120 s`); }
+    const s = await page.evaluate(() => JSON.parse(window.scatterlabApp.status()));
+    if (s.commandError) failures.push(`SSB ${JSON.stringify(command)}: ${s.commandError}`);
+    log(`browser SSB ${JSON.stringify(command)}: ${JSON.stringify(s.stem.ssb)}`);
+    return s.stem.ssb;
+  };
+  const SSB_ABS_PHASE_SUM = 6.569376548519358;
+  const cpuSsb = await ssbOn({ device: "cpu" });
+  // E2E_SSB sums the f32 phases the package returns: 1e-6 as tests/e2e/h5.html allows.
+  if (!(Math.abs(cpuSsb.result?.absPhaseSum - SSB_ABS_PHASE_SUM) < 1e-6 * SSB_ABS_PHASE_SUM)) failures.push(`SSB on the CPU: Σ|phase| ${cpuSsb.result?.absPhaseSum}, want ${SSB_ABS_PHASE_SUM}`);
+  const gpuSsb = await ssbOn({ device: "gpu" });
+  if (!gpuSsb.result?.device.startsWith("gpu") || !(Math.abs(gpuSsb.result?.absPhaseSum - SSB_ABS_PHASE_SUM) < 1e-5 * SSB_ABS_PHASE_SUM)) failures.push(`SSB on WebGPU: ${JSON.stringify(gpuSsb.result)}`);
+  const moved = await ssbOn({ device: "gpu", aberrations: [3, 0.6, 0.7] });
+  if (!moved.result?.device.startsWith("gpu") || moved.result?.aberrations.join() !== "3,0.6,0.7" || moved.result?.error) failures.push(`SSB on WebGPU after the sliders moved: ${JSON.stringify(moved.result)}`);
+  writeFileSync(join(outDir, "app_stem_ssb_gpu.png"), await page.screenshot({ type: "png" }));
+  // Back to the workspace page: the SSB page would gather a BF stack for the next acquisition.
+  await page.evaluate(() => window.scatterlabApp.command(JSON.stringify({ do: "stemPage", name: "workspace" })));
+
   // Memory: dev_medium's five files, served to the page as Blobs, through open_files. The wasm
   // heap (linear memory only grows, so its size is the peak) may grow by the resident frames,
   // one data file's compressed bytes and HEAP_ALLOWANCE for the rest.

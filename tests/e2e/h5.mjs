@@ -7,7 +7,7 @@
 // a NaN option named); every check on that page must pass.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CHROMIUM_BASE_ARGS, launchBrowser, log, repoRoot, startServer } from "./harness.mjs";
+import { CHROMIUM_ARGS, launchBrowser, log, repoRoot, startServer } from "./harness.mjs";
 
 const fixtures = process.env.SCATTERLAB_FIXTURES ?? join(repoRoot, "..", "shared", "fixtures");
 const names = [
@@ -17,7 +17,7 @@ const names = [
 const files = Object.fromEntries(names.map((n) => [n, readFileSync(join(fixtures, "stem", n)).toString("base64")]));
 const failures = [];
 const server = await startServer();
-const browser = await launchBrowser(CHROMIUM_BASE_ARGS);
+const browser = await launchBrowser(CHROMIUM_ARGS);
 try {
   const page = await browser.context.newPage();
   browser.watch(page, "h5");

@@ -50,7 +50,7 @@ export async function h5Example(picked: FileList, lab: Scatterlab): Promise<numb
   await files.ssb({ radius: 3 });
   const raw = H5Session.open([...picked]);
   const step = raw.streamNext(8);
-  const rawSsb = raw.ssb({ bfRadius: 9 }, (done: number, total: number) => void (done / total));
+  const rawSsb = await raw.ssb({ bfRadius: 9 }, (done: number, total: number) => void (done / total));
   return tree.nodes.length + frames.length + done.framesDone + (info.det_shape[0] ?? 0) + step.framesTotal + phase.length + rows * cols + (fitted ? 1 : 0) + rawSsb.shape[0] + ssb.aberrations.C12_nm;
 }
 

@@ -179,6 +179,12 @@ export interface SsbOptions {
   mask?: H5MaskPolicy;
   /** Fit C10, C12, φ12 from the data first (`true`: the default search). */
   fit?: boolean | SsbFitOptions;
+  /**
+   * Where the reconstruction runs: `"cpu"` (default, f64) or `"gpu"` (the worker's WebGPU, f32;
+   * `record.device` names the adapter). No WebGPU rejects naming device "gpu" — never the CPU
+   * instead. A fit's losses stay on the CPU either way (`record.notes` says where they ran).
+   */
+  device?: "cpu" | "gpu";
 }
 
 /** What a reconstruction used (`scatterlab stem ssb`'s manifest), with the sources' provenance. */

@@ -42,6 +42,7 @@
 
 import { blochRefineVia, steppedVia, type BlochCaseResult, type BlochCasesOptions, type BlochFiles, type BlochPort, type BlochRefineOptions, type BlochRefineProgress, type BlochRefineResult, type BlochRequestBody, type BlochRocking, type BlochRockingOptions, type BlochRockingProgress, type BlochSimulateOptions, type BlochSimulation } from "./bloch.js";
 import type { FitOptions, FitProgress, FitResult } from "./fit.js";
+import { defaultUrl, diagnoseWorker, workerScriptUrl } from "./locate.js";
 import { H5Files, type H5FrameBatch } from "./h5.js";
 import type { H5RequestBody, SsbProgress } from "./h5.js";
 import type { FitRequest, H5OpenResult, InitResult, WorkerAnswer, WorkerMessage, WorkerRequest } from "./protocol.js";
@@ -94,10 +95,23 @@ export interface ReflectivityResult {
 export interface CreateOptions {
   /** The device to compute on. Required: there is no default and no fallback. */
   device: ScatterlabDevice;
-  /** Where `scatterlab_web_bg.wasm` is served; default: `./pkg/scatterlab_web_bg.wasm` beside this module. */
+  /**
+   * Where `scatterlab_web_bg.wasm` is served; default: `./pkg/scatterlab_web_bg.wasm` beside this
+   * module (webpack 5, Vite and Parcel emit it; see the README for esbuild and Rollup).
+   */
   wasmUrl?: string | URL;
-  /** Where the worker bundle is served; default: `./worker.js` beside this module. */
+  /**
+   * Where the worker bundle (`scatterlab/worker.js`) is served; default: `./worker.js` beside this
+   * module. Module workers start only from the page's own origin: a URL on another origin (a CDN)
+   * rejects unless {@link CreateOptions.crossOriginWorker} is `"blob"`.
+   */
   workerUrl?: string | URL;
+  /**
+   * `"blob"`: a worker script on another origin than the page (the package served from a CDN) is
+   * fetched (the CDN must allow CORS, as npm CDNs do) and started from a same-origin `blob:` URL.
+   * Default `"reject"`: such a URL rejects with an `Error` that says so.
+   */
+  crossOriginWorker?: "reject" | "blob";
 }
 
 const COLUMN_NAMES = ["thickness", "roughness", "delta_o", "beta_o", "delta_e", "beta_e"] as const;
@@ -145,8 +159,9 @@ export class Scatterlab {
     if (device !== "cpu" && device !== "gpu") {
       throw new Error(`device: unknown device ${JSON.stringify(device)} (expected "cpu" or "gpu")`);
     }
-    const wasmUrl = new URL(options.wasmUrl ?? new URL("./pkg/scatterlab_web_bg.wasm", import.meta.url), location.href).href;
-    const workerUrl = new URL(options.workerUrl ?? new URL("./worker.js", import.meta.url), location.href);
+    const wasmUrl = (options.wasmUrl !== undefined ? new URL(options.wasmUrl, location.href) : defaultUrl("wasm")).href;
+    const script = await workerScriptUrl(options.workerUrl, options.crossOriginWorker);
+    const workerUrl = script.url;
     const worker = new Worker(workerUrl, { type: "module", name: `scatterlab ${device}` });
     const pending = new Map<number, Pending>();
     const failAll = (message: string): void => {
@@ -179,10 +194,14 @@ export class Scatterlab {
       else p.reject(new Error(response.error));
     });
     worker.addEventListener("error", (event: ErrorEvent) => {
-      const message = `scatterlab worker failed: ${event.message || `cannot load ${workerUrl.href}`}`;
       event.preventDefault();
-      if (instance) instance.#closed = message;
-      failAll(message);
+      const fail = (message: string): void => {
+        if (instance) instance.#closed = message;
+        failAll(message);
+      };
+      // A script that did not load gives an event without a message: find out why.
+      if (event.message) fail(`scatterlab worker failed: ${event.message}`);
+      else void diagnoseWorker(workerUrl).then(fail);
     });
     worker.addEventListener("messageerror", () => failAll("scatterlab worker: a message could not be deserialised"));
 
@@ -191,10 +210,14 @@ export class Scatterlab {
       pending.set(id, { resolve, reject });
       const request: WorkerRequest = { id, op: "init", device, wasmUrl };
       worker.postMessage(request);
-    }).catch((error: unknown) => {
-      worker.terminate();
-      throw error;
-    });
+    })
+      .catch((error: unknown) => {
+        worker.terminate();
+        throw error;
+      })
+      .finally(() => {
+        if (script.revoke) URL.revokeObjectURL(workerUrl.href);
+      });
     instance = new Scatterlab(worker, pending, id + 1, info as InitResult);
     return instance;
   }

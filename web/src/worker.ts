@@ -51,6 +51,38 @@ function yieldToEventLoop(): Promise<void> {
   });
 }
 
+/**
+ * Fetches the wasm and checks that it is one: a bundler that did not emit the file gives a 404, or
+ * a dev server's HTML fallback page, and the glue's own message for those ("expected magic word")
+ * does not say what to do.
+ */
+async function fetchWasm(url: string): Promise<Response> {
+  const hint = "the bundler did not emit scatterlab_web_bg.wasm there; pass `wasmUrl` to Scatterlab.create (see the package README, \"Bundlers\")";
+  let response: Response;
+  try {
+    response = await fetch(url);
+  } catch (error) {
+    throw new Error(`cannot load the scatterlab wasm from ${url}: ${describe(error)} (${hint})`);
+  }
+  if (!response.ok) throw new Error(`cannot load the scatterlab wasm from ${url}: HTTP ${response.status} (${hint})`);
+  const type = response.headers.get("content-type") ?? "";
+  if (/html|javascript|json|text\//.test(type)) throw new Error(`cannot load the scatterlab wasm from ${url}: served as ${type}, not wasm (${hint})`);
+  return response;
+}
+
+/**
+ * The engine's "no GPU adapter" message speaks to native users too (mesa packages); in a browser
+ * say what the page can do about it, keeping the engine's words at the end.
+ */
+function browserGpuMessage(message: string): string {
+  if (!message.includes("no GPU adapter available")) return message;
+  const gpu = (navigator as Navigator & { gpu?: unknown }).gpu;
+  const why = gpu === undefined
+    ? "navigator.gpu is missing: WebGPU needs a secure context (https, or http on localhost) and a browser with WebGPU enabled"
+    : "navigator.gpu.requestAdapter() found no adapter";
+  return `device "gpu": this browser has no WebGPU adapter (${why}); use device "cpu" (engine: ${message})`;
+}
+
 function session(n: number): H5Session {
   if (h5 === null) throw new Error("scatterlab worker: no files open (call openFiles first)");
   if (n !== h5Number) throw new Error("scatterlab worker: these files were closed by a later openFiles");
@@ -105,17 +137,17 @@ async function handle(request: Exclude<WorkerRequest, { op: "cancel" | "ack" }>)
       return [await stream(request), []];
     case "ssb": {
       const id = request.id;
-      const r = session(request.session).ssb(request.options, (done, total) => scope.postMessage({ id, ssbProgress: { done, total } }, []));
+      const r = await session(request.session).ssb(request.options, (done, total) => scope.postMessage({ id, ssbProgress: { done, total } }, []));
       return [r, [r.phase.buffer]];
     }
     case "init": {
       if (engine !== null) throw new Error("scatterlab worker: already initialised");
-      try {
-        await init({ module_or_path: request.wasmUrl });
-      } catch (error) {
+      await init({ module_or_path: await fetchWasm(request.wasmUrl) }).catch((error: unknown) => {
         throw new Error(`cannot load the scatterlab wasm from ${request.wasmUrl}: ${describe(error)}`);
-      }
-      engine = await WasmScatterlab.create(request.device);
+      });
+      engine = await WasmScatterlab.create(request.device).catch((error: unknown) => {
+        throw new Error(browserGpuMessage(describe(error)));
+      });
       return [{ device: engine.device, backend: engine.backend }, []];
     }
     case "reflectivity": {

@@ -21,6 +21,7 @@ function roleOf(path) {
   if (path.startsWith("dist/pkg/") && path.endsWith(".js")) return "glue";
   if (path === "dist/worker.js") return "worker";
   if (path === "dist/index.js") return "wrapper";
+  if (path.startsWith("LICENSE")) return "license";
   return "asset";
 }
 

@@ -9,6 +9,8 @@
 //! {"do": "stemDetector", "shape": {"kind": "annulus", "center": [32.3, 31.6], "inner": 9.5, "outer": null}}
 //! {"do": "stemDisplay", "target": "image", "colormap": "gray", "transform": "linear", "percentiles": [0, 100]}
 //! {"do": "stemDevice", "name": "gpu"}
+//! {"do": "stemSsb", "device": "gpu", "aberrations": [3.0, 0.6, 0.7]}  (the SSB page; C10, C12 nm, φ12 rad)
+//! {"do": "stemPage", "name": "workspace"}                 (or "browse", "ssb")
 //! {"do": "blochOpenCif", "path": "quartz.cif"}            (or "name" + "text": the CIF's text)
 //! {"do": "blochSimulate", "kv": 200, "zone": [0, 0, 1], "thicknesses": [100, 200], "solver": "eigen"}
 //! {"do": "blochOpenExperiment", "path": "synthetic_quartz"} (or "files": {name: text}, the YAML among them)
@@ -25,8 +27,10 @@ use serde::Deserialize;
 
 use crate::stem::detectors::Shape;
 use crate::stem::gpu_live::StemDevice;
+use crate::stem::ssb::SsbDevice;
 use crate::stem::view::{Display, Transform};
 use crate::{ScatterlabApp, Workspace};
+use scatterlab_stem::ssb::Aberrations;
 
 /// One command.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -50,6 +54,19 @@ pub enum Command {
     /// Picks the device of the virtual images: `"cpu"` or `"gpu"` (an error where there is no GPU).
     StemDevice {
         /// The device's name.
+        name: String,
+    },
+    /// Shows the 4D-STEM workspace's SSB page with `device` (`"cpu"` or `"gpu"`; an error where
+    /// there is no GPU) and, if given, the aberrations `[C10 nm, C12 nm, φ12 rad]`.
+    StemSsb {
+        /// The reconstruction's device (absent: unchanged).
+        device: Option<String>,
+        /// `[C10, C12, φ12]` (absent: unchanged).
+        aberrations: Option<[f64; 3]>,
+    },
+    /// Shows a page of the 4D-STEM workspace: `"workspace"`, `"browse"` or `"ssb"`.
+    StemPage {
+        /// The page's name.
         name: String,
     },
     /// Changes display settings of one of the workspace's images; absent fields stay.
@@ -163,6 +180,8 @@ impl Command {
             Command::Workspace { name } => workspace(name).map(|_| ())?,
             Command::StemDetector { shape, .. } => check_shape(shape)?,
             Command::StemDevice { name } => device(name).map(|_| ())?,
+            Command::StemSsb { device: d, aberrations } => ssb_check(d.as_deref(), *aberrations).map(|_| ())?,
+            Command::StemPage { name } => stem_page(name).map(|_| ())?,
             Command::StemDisplay { .. } => command.apply_display(&mut Display::new(Colormap::Gray, Transform::Linear))?,
             other => crate::bloch::script::check(other)?,
         }
@@ -178,6 +197,21 @@ impl Command {
                 app.stem.set_detector(*index, name.clone(), shape.clone())?
             }
             Command::StemDevice { name } => app.stem.set_device(device(name)?)?,
+            Command::StemSsb { device: d, aberrations } => {
+                let d = ssb_check(d.as_deref(), *aberrations)?;
+                if let (Some(SsbDevice::Gpu), Some(why)) = (d, app.stem.ssb.gpu_unavailable()) {
+                    return Err(format!("stemSsb: no GPU ({why})"));
+                }
+                let s = &mut app.stem.ssb.settings;
+                if let Some(d) = d {
+                    s.device = d;
+                }
+                if let Some([c10_nm, c12_nm, phi12_rad]) = *aberrations {
+                    s.aberrations = Aberrations { c10_nm, c12_nm, phi12_rad };
+                }
+                app.stem.page = crate::stem::Page::Ssb;
+            }
+            Command::StemPage { name } => app.stem.page = stem_page(name)?,
             Command::StemDisplay { target, .. } => {
                 let d = &mut app.stem.displays;
                 let display = match target.as_str() {
@@ -246,6 +280,31 @@ fn device(name: &str) -> Result<StemDevice, String> {
     }
 }
 
+fn stem_page(name: &str) -> Result<crate::stem::Page, String> {
+    match name {
+        "workspace" => Ok(crate::stem::Page::Workspace),
+        "browse" => Ok(crate::stem::Page::Browse),
+        "ssb" => Ok(crate::stem::Page::Ssb),
+        other => Err(format!("stemPage: unknown page {other:?} (workspace, browse, ssb)")),
+    }
+}
+
+/// The SSB command's device, its aberrations checked finite.
+fn ssb_check(device: Option<&str>, aberrations: Option<[f64; 3]>) -> Result<Option<SsbDevice>, String> {
+    for (name, v) in ["C10", "C12", "phi12"].iter().zip(aberrations.unwrap_or_default()) {
+        if !v.is_finite() {
+            return Err(format!("stemSsb: aberrations {name} must be a finite number (got {v})"));
+        }
+    }
+    device
+        .map(|d| match d {
+            "cpu" => Ok(SsbDevice::Cpu),
+            "gpu" => Ok(SsbDevice::Gpu),
+            other => Err(format!("stemSsb: unknown device {other:?} (cpu, gpu)")),
+        })
+        .transpose()
+}
+
 fn queue_id() -> Id {
     Id::unique("scatterlab command queue")
 }
@@ -277,6 +336,9 @@ mod tests {
             (r#"{"do":"stemDisplay","target":"left"}"#, "unknown target"),
             (r#"{"do":"workspace","name":"Diffraction"}"#, "unknown name"),
             (r#"{"do":"stemDevice","name":"tpu"}"#, "unknown device"),
+            (r#"{"do":"stemSsb","device":"tpu"}"#, "stemSsb: unknown device"),
+            (r#"{"do":"stemSsb","aberrations":[1,2]}"#, "length 3"),
+            (r#"{"do":"stemPage","name":"fit"}"#, "stemPage: unknown page"),
             (r#"{"do":"fly"}"#, "unknown variant"),
             (r#"{"do":"workspace","name":"Stem","extra":1}"#, "unknown field"),
         ] {

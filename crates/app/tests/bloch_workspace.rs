@@ -3,7 +3,8 @@
 //! zone-axis case simulates to exactly the intensities of `scatterlab bloch simulate`'s path
 //! (`zone::case_from_zone` + `simulate_within`, ≤ 1e-12), the thickness slider re-indexes one
 //! run; the synthetic quartz experiment refines two LM steps with progress and a lower wR2, and a
-//! longer run is cancelled; the browser's worker answer reads into the native run's outputs.
+//! longer run is cancelled; the browser's worker answer reads into the native run's outputs; the
+//! desktop's opens and export folders have the system's dialog beside their typed paths.
 
 use std::time::{Duration, Instant};
 
@@ -153,4 +154,18 @@ fn the_workers_answer_reads_into_the_native_outputs() {
     assert_eq!(native.frames.len(), native.result.per_frame.len(), "one browser page per scored frame");
     let err = Outputs::from_answer(r#"{"result": {}, "refinedCif": "", "csv": "", "cancelled": false}"#).err().expect("a broken result.json is refused");
     assert!(err.contains("result.json"), "{err}");
+}
+
+/// On the desktop the opens and exports have the system's dialog (`rfd`, as the other
+/// workspaces) beside their typed paths (which stay, for scripts and tests): Crystal's CIF
+/// "Browse…", Simulate's export folder "Choose…", Refine's experiment folder "Browse…".
+#[test]
+fn desktop_opens_and_exports_offer_the_system_dialogs() {
+    let mut harness = app();
+    for (tab, button) in [("Crystal", "Browse…"), ("Simulate", "Choose…"), ("Refine", "Browse…")] {
+        harness.get_by_label(tab).click();
+        harness.step();
+        harness.step();
+        assert!(harness.query_by_label(button).is_some(), "{tab}: a {button} button");
+    }
 }

@@ -151,7 +151,7 @@ fn browse_flags_a_missing_data_file_next_to_its_link() {
     assert!(harness.query_by_label("data_000003  → dev_small_data_000003.h5:/entry/data/data (missing)").is_some());
     harness.get_by_label("data_000003  → dev_small_data_000003.h5:/entry/data/data (missing)").click();
     harness.step();
-    assert!(harness.query_by_label("the link's target file is not open").is_some());
+    assert!(harness.query_by_label("the link's target file is not open: dev_small_data_000003.h5 (open it together with the master)").is_some());
 }
 
 /// The header dict and the data bytes of a `.npy` file (format 1.0).

@@ -1,7 +1,8 @@
 //! The 4D-STEM workspace on files, opened natively by path: the dev_small fixture's BF image
 //! equals the reference `bf` exactly (display scaling bypassed: the raw u64 sums), and broken
 //! inputs (a missing data file, an unknown filter, a non-HDF5 file, a missing path) give
-//! messages naming the file while the app keeps running.
+//! messages naming the file while the app keeps running. The browser's path natively: staged
+//! files open to the same image, and Browse follows the master's links into the picked files.
 
 mod common;
 mod stem_common;
@@ -181,7 +182,7 @@ fn dev_small_from_staged_files_equals_the_reference() {
 
     // Browse: the master given as bytes (the browser reads it whole) is listed after the frames,
     // its links to the picked data files resolved, its datasets readable.
-    let extra = scatterlab_app::stem::browse::ExtraFile { name: names[0].clone(), storage: scatterlab_hdf5::storage::bytes(read(&names[0])), present: names.clone() };
+    let extra = scatterlab_app::stem::browse::ExtraFile { name: names[0].clone(), storage: scatterlab_hdf5::storage::bytes(read(&names[0])), present: names.clone(), staged: None };
     harness.state_mut().stem.browser.set_extra(Some(extra));
     harness.get_by_label("Browse").click();
     harness.step();
@@ -195,4 +196,86 @@ fn dev_small_from_staged_files_equals_the_reference() {
     let view = harness.state_mut().stem.browser.view(None).cloned().expect("a view").expect("read");
     let f = H5File::open_path(dir.join("dev_small_master.h5")).expect("master");
     assert!(view.values == dataset_numbers(&f, "/entry/instrument/detector/detectorSpecific/pixel_mask").expect("mask"), "mask view from the bytes");
+}
+
+/// Steps the app, handing the Browse page each range of a picked file it asks for (read from
+/// disk, as the browser fetches `Blob` slices) until it asks for none. Returns the bytes fetched
+/// per file.
+fn pump_browse(harness: &mut egui_kittest::Harness<'_, scatterlab_app::ScatterlabApp>, files: &[Vec<u8>]) -> Vec<u64> {
+    let mut fetched = vec![0u64; files.len()];
+    for _ in 0..2000 {
+        harness.step();
+        let Some((i, start, end)) = harness.state_mut().stem.browser.wanted() else { return fetched };
+        fetched[i] += end - start;
+        let bytes = files[i][start as usize..end as usize].to_vec();
+        harness.state_mut().stem.browser.put_range(i, start, Ok(bytes));
+    }
+    panic!("Browse still asks for ranges after 2000 fetches");
+}
+
+/// The browser's Browse page, natively: the master given as bytes and the other picked files
+/// staged (fetched range by range as the page asks). `/entry/data/data_000001` leads into the
+/// picked data file: its dataset's shape, type, chunks and filter as the desktop lists them, and
+/// a quick view equal to the dataset's numbers; the data file not picked is named, not followed.
+#[test]
+fn browse_follows_links_into_the_picked_data_files() {
+    use std::sync::Arc;
+
+    use scatterlab_app::stem::browse::ExtraFile;
+    use scatterlab_app::stem::staged::StagedFiles;
+
+    let dir = common::fixtures_dir().join("stem");
+    // data_000003 is not picked.
+    let names: Vec<String> = ["dev_small_master.h5", "dev_small_data_000001.h5", "dev_small_data_000002.h5"].map(String::from).to_vec();
+    let bytes: Vec<Vec<u8>> = names.iter().map(|n| std::fs::read(dir.join(n)).expect("fixture file")).collect();
+    let staged = Arc::new(StagedFiles::new(names.iter().cloned().zip(bytes.iter().map(|b| b.len() as u64))));
+    let mut harness = stem_app();
+    settle(&mut harness);
+    let extra = ExtraFile { name: names[0].clone(), storage: scatterlab_hdf5::storage::bytes(bytes[0].clone()), present: names.clone(), staged: Some(staged) };
+    harness.state_mut().stem.browser.set_extra(Some(extra));
+    harness.get_by_label("Browse").click();
+    let listing = pump_browse(&mut harness, &bytes);
+    eprintln!("listing fetched {listing:?} bytes of {:?}", bytes.iter().map(Vec::len).collect::<Vec<_>>());
+    // Only metadata: the data files' headers and chunk indexes, not their chunks.
+    for i in 1..3 {
+        assert!(listing[i] < bytes[i].len() as u64 / 2, "listing {} fetched {} of {} bytes", names[i], listing[i], bytes[i].len());
+    }
+    let browser = &harness.state().stem.browser;
+    let listed: Vec<&str> = browser.files.iter().skip(1).map(|f| f.tree.file.as_str()).collect();
+    assert_eq!(listed, ["dev_small_master.h5", "dev_small_data_000001.h5", "dev_small_data_000002.h5"]);
+    assert!(matches!(&browser.files[1].tree.get("/entry/data/data_000003").expect("link").kind, NodeKind::ExternalLink { resolved: Some(false), .. }));
+
+    // Following the link: the data file's dataset, as the desktop lists it.
+    harness.state_mut().stem.browser.select(1, "/entry/data/data_000001");
+    pump_browse(&mut harness, &bytes);
+    let (file, path, node) = harness.state().stem.browser.target().map(|(f, p, n)| (f, p, n.clone())).expect("the link leads into the data file");
+    assert_eq!((file, path.as_str()), (2, "/entry/data/data"));
+    let desktop = H5File::open_path(dir.join(&names[1])).expect("data file");
+    let want = tree(&desktop, &TreeOptions::default());
+    match (&node.kind, &want.get("/entry/data/data").expect("desktop node").kind) {
+        (NodeKind::Dataset(d), NodeKind::Dataset(w)) => {
+            assert_eq!((d.shape.as_slice(), d.dtype.as_str()), (&[100u64, 64, 64][..], "u16"));
+            assert!(matches!(&d.layout, scatterlab_hdf5::tree::StorageLayout::Chunked { chunks, .. } if chunks == &[1, 64, 64]), "{:?}", d.layout);
+            assert_eq!(d.filters.iter().map(|f| f.id).collect::<Vec<_>>(), [32008]);
+            assert_eq!(format!("{d:?}"), format!("{w:?}"), "the same dataset info as the desktop's");
+        }
+        k => panic!("{k:?}"),
+    }
+    assert!(harness.query_by_label("external link to dev_small_data_000001.h5:/entry/data/data").is_some(), "the inspector says where the link leads");
+
+    // Its quick view: frame 7 of the data file (frame 7 of the scan), fetched chunk by chunk.
+    harness.state_mut().stem.browser.mapping.as_mut().expect("a 3-D dataset maps to a heatmap").index[0] = 7;
+    let viewing = pump_browse(&mut harness, &bytes);
+    let view = harness.state_mut().stem.browser.view(None).cloned().expect("a quick view").expect("read");
+    assert!(harness.query_by_label("quick view").is_some(), "heatmap shown");
+    let all = dataset_numbers(&desktop, "/entry/data/data").expect("data values");
+    assert_eq!((view.rows, view.cols), (64, 64));
+    assert!(view.values == all[7 * 4096..8 * 4096], "frame 7 of data_000001, exactly");
+    assert!(view.values.iter().sum::<f64>() > 0.0, "a frame with counts");
+    eprintln!("the quick view fetched {viewing:?} bytes");
+
+    // The data file not picked: named, not followed.
+    harness.state_mut().stem.browser.select(1, "/entry/data/data_000003");
+    pump_browse(&mut harness, &bytes);
+    assert!(harness.query_by_label("the link's target file is not open: dev_small_data_000003.h5 (open it together with the master)").is_some());
 }

@@ -4,7 +4,8 @@
 //! WebGPU against the same pipeline on the CPU in the same wasm — integer products identical,
 //! centre of mass ≤ 1e-4 px, iDPC ≤ 1e-4 of its range — and the BF image equal to the fixture's
 //! reference; the fused pass on fresh random u16 frames; the display shader (every colormap and
-//! the colour wheel) against its CPU twin.
+//! the colour wheel) against its CPU twin; SSB ptychography with the reconstruction on WebGPU
+//! (`ssb_gpu`, f32) against the fixture's `ssb_object` (relative L2 ≤ 1e-3, the issue's GPU gate).
 #![cfg(target_arch = "wasm32")]
 
 use scatterlab_core::CancelToken;
@@ -153,4 +154,54 @@ async fn display_shader_equals_the_cpu() {
     let worst = c.iter().zip(&g).flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| x.abs_diff(*y))).max().unwrap_or(0);
     console_log!("stem: colour wheel worst channel difference {worst}");
     assert!(worst <= 1);
+}
+
+/// The reference's complex64 compound `{r, i}` at `path`, read from its raw members.
+fn complex_dataset(file: &H5File, path: &str) -> Vec<num_complex::Complex64> {
+    use hdf5_reader::messages::datatype::Datatype;
+    let ds = file.reader().dataset(path).expect("reference dataset");
+    let raw = ds.read_raw_bytes().expect("reference dataset reads");
+    let Datatype::Compound { size, fields } = ds.dtype() else { panic!("{path}: not a compound type") };
+    assert_eq!(*size, 8, "{path}: complex64 expected");
+    let member = |name: &str| fields.iter().find(|f| f.name == name).map(|f| f.byte_offset as usize).expect("member r / i");
+    let (re, im) = (member("r"), member("i"));
+    let word = |e: &[u8], at: usize| f32::from_le_bytes([e[at], e[at + 1], e[at + 2], e[at + 3]]) as f64;
+    raw.chunks_exact(8).map(|e| num_complex::Complex64::new(word(e, re), word(e, im))).collect()
+}
+
+#[wasm_bindgen_test]
+async fn ssb_object_on_webgpu_equals_the_reference() {
+    use scatterlab_stem::ssb::{Aberrations, SsbOptions};
+    let mut files = MapFileSet::new();
+    for (name, data) in DEV_SMALL {
+        files.insert(name, bytes(data.to_vec()));
+    }
+    let acq = Acquisition::open(&files, "dev_small_master.h5", &Hints::default()).expect("dev_small opens");
+    let ctx = gpu().await;
+    // The reference's own geometry and aberrations (fixture README § SSB convention).
+    let p: serde_json::Value = serde_json::from_str(PARAMS).expect("params JSON");
+    let num = |v: &serde_json::Value| v.as_f64().expect("a number in dev_small_params.json");
+    let s = &p["references"]["ssb"];
+    let options = SsbOptions {
+        center: Some([num(&s["center_row_col"][0]), num(&s["center_row_col"][1])]),
+        bf_radius: Some(num(&s["bf_radius_px"])),
+        rotation_deg: Some(num(&s["rotation_deg"])),
+        transposed: Some(s["detector_transposed"].as_bool().expect("detector_transposed")),
+        aberrations: Aberrations { c10_nm: num(&s["C10_nm"]), c12_nm: num(&s["C12_nm"]), phi12_rad: num(&s["phi12_rad"]) },
+        dk_inv_a_per_px: Some(num(&p["detector_sampling_invA_per_px"])),
+        scan_step_a: Some(num(&p["step_A"])),
+        ..Default::default()
+    };
+    let got = scatterlab_stem::gpu::ssb_gpu(&ctx, &acq, &files, &options, &mut |_, _| {}, &CancelToken::new()).await.expect("WebGPU SSB");
+    let reference = H5File::open(bytes(REFERENCE.to_vec()), "dev_small_reference.h5").expect("reference opens");
+    let want = complex_dataset(&reference, "/ssb_object");
+    assert_eq!(got.object.len(), want.len());
+    let (num2, den2) = got.object.iter().zip(&want).fold((0.0, 0.0), |(n, d), (g, w)| {
+        let g = num_complex::Complex64::new(g.re as f64, g.im as f64);
+        (n + (g - w).norm_sqr(), d + w.norm_sqr())
+    });
+    let err = (num2 / den2).sqrt();
+    console_log!("stem: WebGPU ssb_object relative L2 {err:.3e} on {} ({} BF pixels)", got.record.device, got.record.bf_pixels);
+    assert!(err <= 1e-3, "relative L2 {err}");
+    assert!(got.record.device.starts_with("gpu"), "{}", got.record.device);
 }

@@ -1,7 +1,7 @@
-//! The Crystal page: open a CIF (a typed path on the desktop, the file picker in the browser),
-//! the error with its line and tag, the cell, the space group and the asymmetric unit as an
-//! editable table (fractional coordinates, U_iso, occupancy; the P1 crystal Simulate uses is
-//! expanded from it).
+//! The Crystal page: open a CIF (a typed path or the system's dialog on the desktop, the file
+//! picker in the browser), the error with its line and tag, the cell, the space group and the
+//! asymmetric unit as an editable table (fractional coordinates, U_iso, occupancy; the P1
+//! crystal Simulate uses is expanded from it).
 
 use scatterlab_bloch::crystal::element_symbol;
 use scatterlab_bloch::Displacement;
@@ -77,6 +77,15 @@ fn open_row(state: &mut CrystalState, ui: &mut egui::Ui) {
             if ui.button("Open").clicked() || enter {
                 let path = state.path.clone();
                 let _ = state.open_path(&path);
+            }
+            #[cfg(not(target_arch = "wasm32"))]
+            {
+                let ask = crate::file_dialog::Ask::OpenFile { title: "Open a CIF" };
+                if let Some(path) = super::files::dialog_button(ui, "Browse…", "Pick the CIF in the system's dialog; it opens at once", ask) {
+                    state.path = path.display().to_string();
+                    let path = state.path.clone();
+                    let _ = state.open_path(&path);
+                }
             }
         }
     });

@@ -1,5 +1,5 @@
-//! Files in and out of the Bloch workspace: on the desktop typed paths and an export folder; in
-//! the browser the app's file picker (`refl_fit::web_io`, the same `<input type=file>` the other
+//! Files in and out of the Bloch workspace: on the desktop typed paths and an export folder,
+//! each with the system's dialog beside it ([`dialog_button`]); in the browser the app's file picker (`refl_fit::web_io`, the same `<input type=file>` the other
 //! workspaces use) reading picked files as text, and downloads.
 
 use std::sync::mpsc;
@@ -77,4 +77,24 @@ pub fn take_dropped(ctx: &egui::Context, tx: &mpsc::Sender<PickedTexts>) {
             repaint.request_repaint();
         });
     }
+}
+
+/// A button that asks with the system's dialog (desktop, `rfd`, as the other workspaces do) and
+/// gives the chosen path once, in the frame after the user answered. The open dialog is kept in
+/// the UI's memory under the button's label and `ask`'s title, so the pages' states stay plain
+/// data that hosts and tests build; the typed path fields stay beside the button.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn dialog_button(ui: &mut egui::Ui, label: &str, hover: &str, ask: crate::file_dialog::Ask) -> Option<std::path::PathBuf> {
+    let title = match &ask {
+        crate::file_dialog::Ask::OpenFile { title } | crate::file_dialog::Ask::Folder { title } => *title,
+    };
+    let id = egui::Id::unique(("bloch file dialog", label.to_owned(), title));
+    let mut pending: crate::file_dialog::Pending = ui.data_mut(|d| d.get_temp(id)).unwrap_or_default();
+    let button = ui.add_enabled(!pending.is_open(), egui::Button::new(label)).on_hover_text(hover);
+    if button.clicked() {
+        pending.start(ask, ui.ctx());
+    }
+    let answer = pending.take();
+    ui.data_mut(|d| d.insert_temp(id, pending));
+    answer
 }

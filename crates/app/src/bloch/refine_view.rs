@@ -1,7 +1,8 @@
-//! The Refine page: open an experiment (a folder path on the desktop; the YAML, `.cif_pets` and
-//! CIF picked together in the browser), the optimiser, Run / Cancel / Resume with progress
-//! (iteration, wR2), wR2 per iteration and per frame, the parameter table ± σ, the frame browser
-//! (observed vs calculated) and the refined CIF / result JSON / CSV exports.
+//! The Refine page: open an experiment (a folder path or the system's folder dialog on the
+//! desktop; the YAML, `.cif_pets` and CIF picked together in the browser), the optimiser, Run /
+//! Cancel / Resume with progress (iteration, wR2), wR2 per iteration and per frame, the
+//! parameter table ± σ, the frame browser (observed vs calculated) and the refined CIF / result
+//! JSON / CSV exports (into a typed or chosen folder on the desktop).
 
 use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints};
 
@@ -102,6 +103,15 @@ fn open_row(state: &mut RefineState, ui: &mut egui::Ui) {
                 let path = state.path.clone();
                 let _ = state.open_path(&path);
             }
+            #[cfg(not(target_arch = "wasm32"))]
+            ui.add_enabled_ui(!state.is_running(), |ui| {
+                let ask = crate::file_dialog::Ask::Folder { title: "Open an experiment folder (with experiment.yaml)" };
+                if let Some(path) = super::files::dialog_button(ui, "Browse…", "Pick the experiment folder in the system's dialog; it opens at once", ask) {
+                    state.path = path.display().to_string();
+                    let path = state.path.clone();
+                    let _ = state.open_path(&path);
+                }
+            });
         }
     });
 }
@@ -109,9 +119,14 @@ fn open_row(state: &mut RefineState, ui: &mut egui::Ui) {
 fn exports(state: &mut RefineState, ui: &mut egui::Ui) {
     let Some(o) = &state.outputs else { return };
     ui.horizontal(|ui| {
-        if cfg!(not(target_arch = "wasm32")) {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
             ui.label("export folder");
             ui.text_edit_singleline(&mut state.export_dir);
+            let ask = crate::file_dialog::Ask::Folder { title: "Export into folder" };
+            if let Some(dir) = super::files::dialog_button(ui, "Choose…", "Pick the export folder in the system's dialog", ask) {
+                state.export_dir = dir.display().to_string();
+            }
         }
         let mut message = None;
         if ui.button("Export refined CIF").clicked() {

@@ -149,12 +149,15 @@ fn inputs(state: &mut SimulateState, crystal: &CrystalState, ui: &mut egui::Ui) 
             state.inputs.thicknesses = series(*from, *to, *n);
         }
     });
-    if cfg!(not(target_arch = "wasm32")) {
-        ui.horizontal(|ui| {
-            ui.label("export folder");
-            ui.text_edit_singleline(&mut state.export_dir);
-        });
-    }
+    #[cfg(not(target_arch = "wasm32"))]
+    ui.horizontal(|ui| {
+        ui.label("export folder");
+        ui.text_edit_singleline(&mut state.export_dir);
+        let ask = crate::file_dialog::Ask::Folder { title: "Export into folder" };
+        if let Some(dir) = super::files::dialog_button(ui, "Choose…", "Pick the export folder in the system's dialog", ask) {
+            state.export_dir = dir.display().to_string();
+        }
+    });
     ui.horizontal(|ui| {
         let run = ui.add_enabled(!state.is_running() && crystal.asu.is_some(), egui::Button::new("Run"));
         crate::landmarks::mark(&run, "bloch simulate run");

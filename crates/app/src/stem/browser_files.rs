@@ -2,6 +2,9 @@
 //! The acquisition opens from byte ranges (`Blob.slice().arrayBuffer()`, see [`super::staged`]);
 //! while frames stream, each data file is read whole when the stream reaches it and let go after.
 //!
+//! The Browse page reads the master whole and the data files its links reach in ranges, one
+//! fetch at a time as it asks for them ([`fetch_for_browse`]).
+//!
 //! Results arrive from `spawn_local` tasks, so they wait in this thread's inbox until the next UI
 //! frame hands them to the workspace ([`deliver`]); a later open supersedes an earlier one still
 //! in flight (its result is dropped).
@@ -22,6 +25,8 @@ use super::StemPanel;
 
 /// An opened acquisition with its staged files and the browser files behind them.
 type Opened = (Acquisition, Arc<StagedFiles>, Rc<Vec<web_sys::File>>);
+/// A range fetched for the Browse page: (generation, file index, start, bytes or why not).
+type Fetched = (u64, usize, u64, Result<Vec<u8>, String>);
 
 thread_local! {
     /// The number of the latest open (results of earlier ones are dropped).
@@ -34,6 +39,12 @@ thread_local! {
     static FOCUS: Cell<bool> = const { Cell::new(false) };
     /// The opened master read whole for the Browse page: (generation, file for the browser).
     static MASTER: RefCell<Option<(u64, ExtraFile)>> = const { RefCell::new(None) };
+    /// The picked files of the latest open, which the Browse page fetches ranges of.
+    static BROWSE_FILES: RefCell<Option<Rc<Vec<web_sys::File>>>> = const { RefCell::new(None) };
+    /// Whether a range for the Browse page is being fetched (one at a time).
+    static FETCHING: Cell<bool> = const { Cell::new(false) };
+    /// A range fetched for the Browse page, until the next frame hands it over.
+    static FETCHED: RefCell<Option<Fetched>> = const { RefCell::new(None) };
 }
 
 /// Largest master read whole for the Browse page (a single file with its frames inside can be
@@ -72,10 +83,13 @@ fn read_master_for_browse(acq: &Acquisition, staged: &StagedFiles, files: &[web_
         return;
     }
     let (present, generation, repaint) = (staged.names(), GENERATION.with(Cell::get), ctx.clone());
+    // The browser's own set of the picked files (the stream's lets go of what it read), which
+    // the data files' trees and quick views are fetched into as the page asks.
+    let browse = Arc::new(StagedFiles::new(files.iter().map(|f| (f.name(), f.size() as u64))));
     spawn_local(async move {
         match read_range(file, 0, len).await {
             Ok(bytes) => {
-                let extra = ExtraFile { name, storage: scatterlab_hdf5::storage::bytes(bytes), present };
+                let extra = ExtraFile { name, storage: scatterlab_hdf5::storage::bytes(bytes), present, staged: Some(browse) };
                 MASTER.with(|m| *m.borrow_mut() = Some((generation, extra)));
             }
             // Browse then lists the frames only; loading goes on.
@@ -147,10 +161,12 @@ pub fn deliver(panel: &mut StemPanel, ctx: &egui::Context) {
             panel.browser.set_extra(Some(extra));
         }
     }
+    fetch_for_browse(panel, ctx);
     let Some(result) = INBOX.with(|i| i.borrow_mut().take()) else { return };
     match result {
         Ok((acq, staged, files)) => {
             read_master_for_browse(&acq, &staged, &files, ctx);
+            BROWSE_FILES.with(|b| *b.borrow_mut() = Some(files.clone()));
             let (held, repaint) = (staged.clone(), ctx.clone());
             let request = Box::new(move |i: usize| {
                 let (held, repaint, file) = (held.clone(), repaint.clone(), files.get(i).cloned());
@@ -171,4 +187,29 @@ pub fn deliver(panel: &mut StemPanel, ctx: &egui::Context) {
         }
         Err(e) => panel.set_error(e),
     }
+}
+
+/// Hands the Browse page the range it waited for, then fetches the next range it wants (one at
+/// a time: each arrival may make the reader ask for another).
+fn fetch_for_browse(panel: &mut StemPanel, ctx: &egui::Context) {
+    if let Some((generation, i, start, bytes)) = FETCHED.with(|f| f.borrow_mut().take()) {
+        FETCHING.with(|f| f.set(false));
+        if generation == GENERATION.with(Cell::get) {
+            panel.browser.put_range(i, start, bytes);
+        }
+    }
+    if FETCHING.with(Cell::get) {
+        return;
+    }
+    let Some((i, start, end)) = panel.browser.wanted() else { return };
+    let Some(file) = BROWSE_FILES.with(|b| b.borrow().as_ref().and_then(|f| f.get(i).cloned())) else {
+        return panel.browser.put_range(i, start, Err(format!("picked file number {i} is no longer available")));
+    };
+    FETCHING.with(|f| f.set(true));
+    let (generation, repaint) = (GENERATION.with(Cell::get), ctx.clone());
+    spawn_local(async move {
+        let bytes = read_range(file, start, end).await;
+        FETCHED.with(|f| *f.borrow_mut() = Some((generation, i, start, bytes)));
+        repaint.request_repaint();
+    });
 }

@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::session::{parse_mask, H5Core};
-use super::ssb::NON_FINITE;
+use super::ssb::{parse_device, SsbDevice, NON_FINITE};
 use super::storage::BlobStorage;
 use crate::install_panic_hook;
 
@@ -59,6 +59,8 @@ export interface SsbOptions {
   dkInvAPerPx?: number;
   /** Bad-pixel policy (default "zero"). */
   mask?: H5MaskPolicy;
+  /** "cpu" (default, f64) or "gpu" (WebGPU, f32; the fit's losses stay on the CPU, the record's notes say so). */
+  device?: "cpu" | "gpu";
   /** Fit C10, C12, phi12 first (true: default search), with options. */
   fit?: boolean | { c10RangeNm?: [number, number]; c12MaxNm?: number; global?: boolean; fitRotation?: boolean; maxFullEvaluations?: number };
 }
@@ -175,14 +177,16 @@ impl H5Session {
         pixels(data.as_slice())
     }
 
-    /// Single-sideband ptychography of the acquisition opened by `stemInfo` (CPU f64, frames
-    /// streamed from the files), fitting the aberrations first when `options.fit` asks. Runs to
-    /// its end in one call (in a worker: the UI thread stays free). Throws naming a bad option,
-    /// missing calibration or missing data file.
-    /// `onProgress(done, total)` is called per batch of work: frames of each pass over the data,
-    /// then loss evaluations of the fit; if it throws, the reconstruction stops and throws that.
+    /// Single-sideband ptychography of the acquisition opened by `stemInfo` (frames streamed
+    /// from the files; `options.device` `"cpu"` (default, f64) or `"gpu"` (WebGPU, f32, the
+    /// record's `device` naming the adapter; no WebGPU rejects naming device "gpu")), fitting the
+    /// aberrations first when `options.fit` asks. Runs to its end in one call (in a worker: the
+    /// UI thread stays free). Throws naming a bad option, missing calibration or missing data
+    /// file. `onProgress(done, total)` is called per batch of work: frames of each pass over the
+    /// data, then loss evaluations of the fit; if it throws, the reconstruction stops and throws
+    /// that.
     #[wasm_bindgen(unchecked_return_type = "SsbResult")]
-    pub fn ssb(
+    pub async fn ssb(
         &self,
         #[wasm_bindgen(unchecked_param_type = "SsbOptions | undefined")] options: JsValue,
         #[wasm_bindgen(js_name = onProgress, unchecked_param_type = "((done: number, total: number) => void) | undefined")] on_progress: Option<js_sys::Function>,
@@ -198,7 +202,13 @@ impl H5Session {
                 }
             }
         };
-        let r = self.core.ssb(&options, &mut progress, &cancel);
+        let r = match parse_device(&options).map_err(err)? {
+            SsbDevice::Cpu => self.core.ssb(&options, &mut progress, &cancel),
+            SsbDevice::Gpu => match shared_gpu("ssb").await {
+                Ok(ctx) => self.core.ssb_gpu(&ctx, &options, &mut progress, &cancel).await,
+                Err(e) => Err(e),
+            },
+        };
         if let Some(e) = thrown {
             return Err(JsError::new(&format!("ssb: onProgress threw: {}", crate::describe_js(&e))));
         }
@@ -274,4 +284,20 @@ fn to_json(v: &JsValue, name: &str) -> Result<serde_json::Value, JsError> {
         return Ok(Value::Object(map));
     }
     Err(JsError::new(&format!("ssb: {name} is not a JSON value (a function or symbol)")))
+}
+
+thread_local! {
+    /// The worker's WebGPU device for `ssb` (requested once, then reused).
+    static SSB_GPU: std::cell::RefCell<Option<scatterlab_gpu::GpuContext>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The worker's GPU for `op`: no WebGPU (or no adapter) is an error naming device "gpu".
+async fn shared_gpu(op: &str) -> Result<scatterlab_gpu::GpuContext, String> {
+    if let Some(ctx) = SSB_GPU.with(|c| c.borrow().clone()) {
+        return Ok(ctx);
+    }
+    crate::check_webgpu_present().map_err(|e| format!("{op}: {e}"))?;
+    let ctx = scatterlab_gpu::GpuContext::new(&scatterlab_gpu::GpuOptions::default()).await.map_err(|e| format!("{op}: device \"gpu\": {e}"))?;
+    SSB_GPU.with(|c| *c.borrow_mut() = Some(ctx.clone()));
+    Ok(ctx)
 }

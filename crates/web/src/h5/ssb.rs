@@ -1,12 +1,16 @@
 //! `files.ssb(options)`: single-sideband ptychography of the acquisition opened by `stemInfo`
-//! ([`scatterlab_stem::ssb::ssb`], CPU f64, frames streamed from the picked files), with the
+//! ([`scatterlab_stem::ssb::ssb`], CPU f64, or with `device: "gpu"` the last step on WebGPU in
+//! f32, [`scatterlab_stem::gpu::ssb_gpu`]; frames streamed from the picked files), with the
 //! options of the JS call read from a JSON value. Every option is checked by name: an unknown
 //! key, a wrong type or a non-finite number (JS `NaN`, `Infinity`, which the handle turns into
 //! the strings [`NON_FINITE`]`+ "NaN"` before they reach here) is an error naming the key —
 //! never a silent default.
 
 use scatterlab_core::CancelToken;
-use scatterlab_stem::ssb::{ssb, Aberrations, FitOptions, SsbOptions};
+use scatterlab_gpu::GpuContext;
+use scatterlab_stem::gpu::ssb_gpu;
+use scatterlab_stem::load::LoadProvenance;
+use scatterlab_stem::ssb::{ssb, Aberrations, FitOptions, SsbOptions, SsbRecord};
 use serde_json::{Map, Value};
 
 use super::session::{parse_mask, H5Core};
@@ -71,7 +75,28 @@ fn object<'a>(v: &'a Value, path: &str, known: &[&str]) -> Result<&'a Map<String
     Ok(map)
 }
 
-const KNOWN: [&str; 11] = ["center", "bfRadius", "rotationDeg", "transposed", "aberrations", "wavelengthA", "convergenceMrad", "scanStepA", "dkInvAPerPx", "mask", "fit"];
+const KNOWN: [&str; 12] = ["center", "bfRadius", "rotationDeg", "transposed", "aberrations", "wavelengthA", "convergenceMrad", "scanStepA", "dkInvAPerPx", "mask", "fit", "device"];
+
+/// Where `files.ssb` reconstructs: `options.device`, `"cpu"` (default) or `"gpu"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SsbDevice {
+    /// [`scatterlab_stem::ssb::ssb`], f64.
+    Cpu,
+    /// [`scatterlab_stem::gpu::ssb_gpu`] on WebGPU, f32 (a fit's losses stay on the CPU: the
+    /// fit waits on each loss, which a worker's event loop cannot do on its GPU; the record's
+    /// notes say so).
+    Gpu,
+}
+
+/// `options.device` of the JS call (absent or `null`: the CPU).
+pub fn parse_device(v: &Value) -> Result<SsbDevice, String> {
+    match v.get("device") {
+        None | Some(Value::Null) => Ok(SsbDevice::Cpu),
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("cpu") => Ok(SsbDevice::Cpu),
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("gpu") => Ok(SsbDevice::Gpu),
+        Some(other) => Err(format!("ssb: device must be \"cpu\" or \"gpu\" (got {other})")),
+    }
+}
 const KNOWN_AB: [&str; 3] = ["C10_nm", "C12_nm", "phi12_rad"];
 const KNOWN_FIT: [&str; 5] = ["c10RangeNm", "c12MaxNm", "global", "fitRotation", "maxFullEvaluations"];
 
@@ -128,18 +153,38 @@ pub fn parse_options(v: &Value) -> Result<SsbOptions, String> {
     Ok(o)
 }
 
+/// The record with `provenance` inside, as JSON text.
+fn record_json(record: &SsbRecord, provenance: &LoadProvenance) -> Result<String, String> {
+    let mut v = serde_json::to_value(record).map_err(|e| format!("ssb record: {e}"))?;
+    if let Some(r) = v.as_object_mut() {
+        r.insert("provenance".into(), serde_json::to_value(provenance).map_err(|e| format!("ssb provenance: {e}"))?);
+    }
+    Ok(v.to_string())
+}
+
 impl H5Core {
     /// SSB of the acquisition opened by `stemInfo` with the JS call's `options` (see
-    /// [`parse_options`]); `progress` gets (frames done, total) per batch of each pass, then
-    /// (loss evaluations done, planned) during a fit; `cancel` stops it between batches.
+    /// [`parse_options`]) on the CPU; `progress` gets (frames done, total) per batch of each
+    /// pass, then (loss evaluations done, planned) during a fit; `cancel` stops it between
+    /// batches. `options.device` must be absent or `"cpu"` here ([`H5Core::ssb_gpu`] runs `"gpu"`).
     pub fn ssb(&self, options: &Value, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<SsbAnswer, String> {
+        if parse_device(options)? != SsbDevice::Cpu {
+            return Err("ssb: device \"gpu\" needs the GPU path (H5Session.ssb with a WebGPU device)".into());
+        }
         let o = parse_options(options)?;
         let (acq, files) = self.opened("ssb")?;
         let p = ssb(acq, files, &o, progress, cancel).map_err(|e| e.to_string())?;
-        let mut record = serde_json::to_value(&p.record).map_err(|e| format!("ssb record: {e}"))?;
-        if let Some(r) = record.as_object_mut() {
-            r.insert("provenance".into(), serde_json::to_value(&p.provenance).map_err(|e| format!("ssb provenance: {e}"))?);
-        }
-        Ok(SsbAnswer { phase: p.object.iter().map(|z| z.arg() as f32).collect(), shape: p.scan, aberrations: p.record.aberrations, record_json: record.to_string() })
+        let record_json = record_json(&p.record, &p.provenance)?;
+        Ok(SsbAnswer { phase: p.object.iter().map(|z| z.arg() as f32).collect(), shape: p.scan, aberrations: p.record.aberrations, record_json })
+    }
+
+    /// [`H5Core::ssb`] with the reconstruction on `ctx`'s GPU in f32 (the record's `device`
+    /// names the adapter; nothing falls back to the CPU).
+    pub async fn ssb_gpu(&self, ctx: &GpuContext, options: &Value, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<SsbAnswer, String> {
+        let o = parse_options(options)?;
+        let (acq, files) = self.opened("ssb")?;
+        let p = ssb_gpu(ctx, acq, files, &o, progress, cancel).await.map_err(|e| e.to_string())?;
+        let record_json = record_json(&p.record, &p.provenance)?;
+        Ok(SsbAnswer { phase: p.phase(), shape: p.scan, aberrations: p.record.aberrations, record_json })
     }
 }

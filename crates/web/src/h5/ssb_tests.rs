@@ -112,6 +112,14 @@ fn bad_options_are_named() {
     partial.stem_info("dev_small_master.h5").unwrap();
     let e = partial.ssb(&serde_json::Value::Null, &mut |_, _| {}, &CancelToken::new()).err().unwrap();
     assert!(e.contains("dev_small_data_000003.h5"), "{e}");
+    // The device option: named when wrong; "gpu" never runs on the CPU path.
+    use super::ssb::{parse_device, SsbDevice};
+    assert_eq!(parse_device(&json!({})), Ok(SsbDevice::Cpu));
+    assert_eq!(parse_device(&json!({"device": "GPU"})), Ok(SsbDevice::Gpu));
+    let e = parse_device(&json!({"device": "tpu"})).err().unwrap();
+    assert!(e.contains("ssb: device must be"), "{e}");
+    let e = s.ssb(&json!({"device": "gpu"}), &mut |_, _| {}, &CancelToken::new()).err().unwrap();
+    assert!(e.contains("device \"gpu\""), "{e}");
 }
 
 /// What tests/e2e/h5.html expects from `files.ssb()` on dev_small through the real worker (keep

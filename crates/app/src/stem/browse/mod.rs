@@ -5,19 +5,23 @@
 //! per other dimension ([`slice::Mapping`]). Only the slice on display is read.
 //!
 //! The trees come from `scatterlab_hdf5::tree` (errors caught per object and shown next to it);
-//! values from hdf5-reader's hyperslab reads with our filters.
+//! values from hdf5-reader's hyperslab reads with our filters. In the browser the data files are
+//! read range by range as they are browsed ([`linked`]).
 
+mod linked;
 pub mod slice;
 mod ui;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use scatterlab_hdf5::links::GroupStorage;
 use scatterlab_hdf5::tree::{DatasetInfo, StorageLayout};
-use scatterlab_hdf5::{tree, H5File, Node, NodeKind, Tree, TreeOptions};
+use scatterlab_hdf5::{H5File, Node, NodeKind, Tree};
 use scatterlab_stem::load::PixelSlice;
 
 use super::resident::Resident;
+use super::staged::{StagedFiles, Wanted};
 use super::view::{Display, ImageView, Transform};
 use slice::{Mapping, Slice2};
 
@@ -37,11 +41,12 @@ pub struct BrowseFile {
     /// The tree (an error node at `/` when the file could not be opened).
     pub tree: Tree,
     source: Option<Source>,
+    /// A linked file listed while its bytes are fetched (read again when they arrive).
+    pending: bool,
 }
 
 /// A file given as bytes rather than a path — in the browser, the master of picked files, read
-/// whole once the acquisition opened (its data files stay unread: the frames in memory stand
-/// for them).
+/// whole once the acquisition opened (its data files are read in ranges as they are browsed).
 pub struct ExtraFile {
     /// The file's name.
     pub name: String,
@@ -49,6 +54,9 @@ pub struct ExtraFile {
     pub storage: scatterlab_hdf5::storage::DynStorage,
     /// The names of the other files picked with it (external links to them show as resolved).
     pub present: Vec<String>,
+    /// The files picked with it, fetched range by range for browsing: the files its external
+    /// links reach are listed after it and browsed like the desktop's (`None`: links only named).
+    pub staged: Option<Arc<StagedFiles>>,
 }
 
 /// The browser's state.
@@ -73,6 +81,13 @@ pub struct Browser {
     value: Option<Result<String, String>>,
     /// Collapsed groups: (file index, group path). Their descendants are not drawn.
     pub collapsed: std::collections::HashSet<(usize, String)>,
+    /// A range of a staged file some read wanted, until the host takes it ([`linked`]).
+    wanted: Option<Wanted>,
+    /// Ranges fetched for this listing (capped at [`linked::MAX_FETCHES`]).
+    fetches: usize,
+    /// Whether the quick view, or the value, waits for a fetched range.
+    view_waits: bool,
+    value_waits: bool,
 }
 
 /// What a quick view was read for (file, path, mapping, frames loaded).
@@ -93,6 +108,10 @@ impl Default for Browser {
             extra: None,
             value: None,
             collapsed: Default::default(),
+            wanted: None,
+            fetches: 0,
+            view_waits: false,
+            value_waits: false,
         }
     }
 }
@@ -108,11 +127,14 @@ impl Browser {
         };
         let origin = (data.name.clone(), path.map(Path::to_path_buf));
         if self.origin.as_ref() != Some(&origin) {
-            self.files = vec![BrowseFile { tree: memory_tree(data), source: Some(Source::Memory) }];
+            self.files = vec![BrowseFile { tree: memory_tree(data), source: Some(Source::Memory), pending: false }];
+            (self.wanted, self.fetches, self.view_waits, self.value_waits) = (None, 0, false, false);
             if let Some(p) = path {
-                self.files.extend(open_files(p));
+                self.files.extend(linked::open_files(p));
             } else if let Some(e) = &self.extra {
-                self.files.push(open_extra(e));
+                let (files, wanted) = linked::open_extra(e);
+                self.files.extend(files);
+                self.wanted = wanted;
             }
             self.selected = None;
             self.mapping = None;
@@ -156,10 +178,18 @@ impl Browser {
             Some(NodeKind::Dataset(d)) if !d.shape.is_empty() => Some(Mapping::new(&d.shape)),
             _ => None,
         };
-        self.value = self.target().and_then(|(f, path, node)| match (&node.kind, self.files.get(f).and_then(|b| b.source.as_ref())) {
+        self.read_value();
+    }
+
+    /// Reads the selected dataset's value when it is small (waiting for its bytes in the browser).
+    fn read_value(&mut self) {
+        self.clear_wanted();
+        let value = self.target().and_then(|(f, path, node)| match (&node.kind, self.files.get(f).and_then(|b| b.source.as_ref())) {
             (NodeKind::Dataset(d), Some(Source::H5(h5))) => small_value(h5, &path, d, &node.attrs),
             _ => None,
         });
+        self.value_waits = matches!(value, Some(Err(_))) && self.wait_for_bytes();
+        self.value = if self.value_waits { Some(Err("reading …".to_owned())) } else { value };
     }
 
     /// The selected dataset's value when it is small ([`small_value`]).
@@ -175,6 +205,7 @@ impl Browser {
         let loaded = data.map_or(0, Resident::loaded);
         let key = ViewKey(file, path.clone(), mapping.clone(), loaded);
         if self.view.as_ref().is_none_or(|v| v.0 != key) {
+            self.clear_wanted();
             let result = match self.files.get(file).and_then(|f| f.source.as_ref()) {
                 Some(Source::H5(h5)) => slice::read_h5(h5, &path, &mapping).map_err(|e| e.to_string()),
                 Some(Source::Memory) => match data {
@@ -186,6 +217,8 @@ impl Browser {
                 },
                 None => Err("the file is not open".to_owned()),
             };
+            self.view_waits = result.is_err() && self.wait_for_bytes();
+            let result = if self.view_waits { Err(format!("reading {} …", self.files.get(file).map_or("", |f| f.tree.file.as_str()))) } else { result };
             self.view = Some((key, result));
         }
         self.view.as_ref().map(|v| &v.1)
@@ -234,57 +267,6 @@ fn memory_tree(data: &Resident) -> Tree {
 /// A tree that only says why a file could not be listed.
 fn error_tree(name: &str, message: String) -> Tree {
     Tree { file: name.to_owned(), superblock_version: 0, nodes: vec![Node { path: "/".into(), kind: NodeKind::Error { message }, attrs: Vec::new() }] }
-}
-
-/// Opens a file given as bytes; external links to the files picked with it count as resolved.
-fn open_extra(e: &ExtraFile) -> BrowseFile {
-    match H5File::open(e.storage.clone(), e.name.clone()) {
-        Ok(h5) => {
-            let mut t = tree(&h5, &TreeOptions::default());
-            // Link targets may carry directories; the picked files are known by name.
-            t.resolve_external(|f| {
-                let base = f.rsplit(['/', '\\']).next().unwrap_or(f);
-                e.present.iter().any(|p| p == base)
-            });
-            BrowseFile { tree: t, source: Some(Source::H5(h5)) }
-        }
-        Err(err) => BrowseFile { tree: error_tree(&e.name, err.to_string()), source: None },
-    }
-}
-
-/// Opens `path` and the files its external links name (beside it), each with its tree.
-fn open_files(path: &Path) -> Vec<BrowseFile> {
-    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-    let mut out = Vec::new();
-    let master = match H5File::open_path(path) {
-        Ok(f) => f,
-        Err(e) => return vec![BrowseFile { tree: error_tree(&name, e.to_string()), source: None }],
-    };
-    let mut t = tree(&master, &TreeOptions::default());
-    // Link targets are relative names in the master's folder (the Dectris layout).
-    let local = |f: &str| dir.join(Path::new(f).file_name().unwrap_or_default());
-    t.resolve_external(|f| local(f).is_file());
-    let mut linked: Vec<String> = Vec::new();
-    for n in &t.nodes {
-        if let NodeKind::ExternalLink { file, resolved: Some(true), .. } = &n.kind {
-            if !linked.contains(file) && *file != name {
-                linked.push(file.clone());
-            }
-        }
-    }
-    out.push(BrowseFile { tree: t, source: Some(Source::H5(master)) });
-    for file in linked {
-        match H5File::open_path(local(&file)) {
-            Ok(h5) => {
-                let mut t = tree(&h5, &TreeOptions::default());
-                t.file = file;
-                out.push(BrowseFile { tree: t, source: Some(Source::H5(h5)) });
-            }
-            Err(e) => out.push(BrowseFile { tree: error_tree(&file, e.to_string()), source: None }),
-        }
-    }
-    out
 }
 
 /// Most elements a dataset may have for the inspector to show its value.

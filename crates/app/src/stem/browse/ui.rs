@@ -86,6 +86,11 @@ impl Browser {
             tree(self, ui);
             details(self, ui);
         }
+        // A range to fetch (asked for by this frame's selection or quick view, or by a listing):
+        // the host picks it up next frame and hands it over in a later one.
+        if self.is_waiting() {
+            ui.ctx().request_repaint();
+        }
     }
 
     fn tree_ui(&mut self, ui: &mut egui::Ui) {
@@ -142,7 +147,12 @@ impl Browser {
         let file = self.files.get(*f).map_or("", |b| b.tree.file.as_str());
         ui.strong(format!("{file}:{path}"));
         let Some((tf, tpath, node)) = self.target() else {
-            ui.colored_label(ui.visuals().error_fg_color, "the link's target file is not open");
+            let message = match self.node(*f, path).map(|n| &n.kind) {
+                Some(NodeKind::ExternalLink { file, .. }) if self.files.iter().any(|b| b.pending && b.tree.file == *file) => format!("reading {file} …"),
+                Some(NodeKind::ExternalLink { file, .. }) => format!("the link's target file is not open: {file} (open it together with the master)"),
+                _ => "the link's target file is not open".to_owned(),
+            };
+            ui.colored_label(ui.visuals().error_fg_color, message);
             return;
         };
         if (tf, tpath.as_str()) != (*f, path.as_str()) {

@@ -89,11 +89,13 @@ impl SsbGpuSide {
         }
     }
 
-    /// What the GPU side is doing, for the page; `None` when idle and ready.
+    /// What the GPU side is doing, for the page; `None` before the GPU is first used and when
+    /// it is ready and idle.
     pub fn status(&self) -> Option<String> {
         match (&self.ctx, &self.kernels) {
             (Err(why), _) => Some(format!("GPU unavailable: {why}")),
-            (_, Kernels::Idle | Kernels::Compiling(_)) => Some("GPU: compiling the SSB kernels…".into()),
+            (_, Kernels::Idle) => None,
+            (_, Kernels::Compiling(_)) => Some("GPU: compiling the SSB kernels…".into()),
             (_, Kernels::Failed(e)) => Some(format!("GPU: {e}")),
             (_, Kernels::Ready(_)) if self.pending.is_some() => Some("GPU: reconstructing…".into()),
             _ => None,

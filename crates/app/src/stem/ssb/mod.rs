@@ -159,6 +159,33 @@ impl SsbView {
         self.fit.is_some()
     }
 
+    /// Why the GPU cannot run SSB here, if it cannot.
+    pub fn gpu_unavailable(&self) -> Option<&str> {
+        self.gpu.unavailable()
+    }
+
+    /// The page's state for a host, as JSON: the device picked, the reconstruction on display
+    /// (device, aberrations, Σ|phase|, whether it is for the current settings, its error).
+    pub fn status_json(&self, current: Option<&SsbInputs>) -> serde_json::Value {
+        let result = self.result.as_ref().map(|r| {
+            let ab = r.aberrations;
+            serde_json::json!({
+                "device": r.device.name(),
+                "aberrations": [ab.c10_nm, ab.c12_nm, ab.phi12_rad],
+                "absPhaseSum": r.phase.as_ref().ok().map(|p| p.iter().map(|v| v.abs()).sum::<f64>()),
+                "error": r.phase.as_ref().err(),
+                "current": current.is_some_and(|i| *i == r.inputs) && r.aberrations == self.settings.aberrations && r.device == self.settings.device,
+                "elapsedMs": r.elapsed.as_secs_f64() * 1e3,
+            })
+        });
+        serde_json::json!({
+            "device": self.settings.device.name(),
+            "gpu": self.gpu.status(),
+            "blocked": self.blocked,
+            "result": result,
+        })
+    }
+
     /// Where the running fit (else the last one) evaluates its losses, in words.
     pub fn fit_device(&self) -> Option<&str> {
         self.fit.as_ref().map(|f| f.device.as_str()).or(self.last_fit_device.as_deref())

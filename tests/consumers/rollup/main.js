@@ -1,0 +1,4 @@
+// Zero-option consumer: the bundler must find the worker and the wasm itself.
+import { runChecks } from "../shared/check.js";
+
+runChecks();
