@@ -18,6 +18,7 @@ use num_complex::Complex64;
 use rustfft::FftDirection;
 use scatterlab_core::CancelToken;
 
+use super::optics::SoftAperture;
 use super::{BfStack, Fft2, Optics, GAMMA_FLOOR};
 use crate::reduce::ReduceError;
 
@@ -256,11 +257,7 @@ struct Shared {
     e_chi: Vec<Complex64>,
     m: [[f64; 2]; 2],
     sin_cos: (f64, f64),
-    k_alpha: f64,
-    inv_dk: f64,
-    // A = 1 inside (k_α − dk/2)², 0 outside (k_α + dk/2)²: no square root for most frequencies.
-    inner2: f64,
-    outer2: f64,
+    aperture: SoftAperture,
 }
 
 impl Shared {
@@ -273,21 +270,11 @@ impl Shared {
         let (s, c) = t.rotation_deg.to_radians().sin_cos();
         let nu: Vec<[f64; 2]> = pv.fr.iter().flat_map(|&r| pv.fc.iter().map(move |&q| [c * r - s * q, s * r + c * q])).collect();
         let e_chi = nu.iter().map(|&[r, q]| Complex64::from_polar(1.0, r * (m[0][0] * r + m[0][1] * q) + q * (m[1][0] * r + m[1][1] * q))).collect();
-        let dk = o.dk_inv_a_per_px;
-        let inner = (o.k_alpha_inv_a - 0.5 * dk).max(0.0);
-        let outer = o.k_alpha_inv_a + 0.5 * dk;
-        Shared { nu, e_chi, m, sin_cos: (s, c), k_alpha: o.k_alpha_inv_a, inv_dk: 1.0 / dk, inner2: inner * inner, outer2: outer * outer }
+        Shared { nu, e_chi, m, sin_cos: (s, c), aperture: SoftAperture::new(o.k_alpha_inv_a, 1.0 / o.dk_inv_a_per_px) }
     }
 
     /// The soft aperture of [`super::Probe::aperture`].
     fn aperture(&self, kr: f64, kc: f64) -> f64 {
-        let k2 = kr * kr + kc * kc;
-        if k2 >= self.outer2 {
-            0.0
-        } else if k2 < self.inner2 {
-            1.0
-        } else {
-            ((self.k_alpha - k2.sqrt()) * self.inv_dk + 0.5).clamp(0.0, 1.0)
-        }
+        self.aperture.at(kr, kc)
     }
 }

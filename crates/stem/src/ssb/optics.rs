@@ -74,6 +74,11 @@ impl Probe {
         ((self.k_alpha - kr.hypot(kc)) * self.inv_dk + 0.5).clamp(0.0, 1.0)
     }
 
+    /// [`Probe::aperture`] with its flat parts decided on `|k|²` (the hot loops' form).
+    pub(crate) fn soft_aperture(&self) -> SoftAperture {
+        SoftAperture::new(self.k_alpha, self.inv_dk)
+    }
+
     /// Aberration phase χ(k) in radians.
     pub fn chi(&self, kr: f64, kc: f64) -> f64 {
         // |k|² cos 2φ = kr² − kc², |k|² sin 2φ = 2 kr kc with φ = atan2(kc, kr): no atan2 needed.
@@ -111,5 +116,39 @@ mod tests {
         assert_eq!(p.aperture(1.2, 0.0), 0.0);
         assert!((p.aperture(1.0, 0.0) - 0.5).abs() < 1e-12);
         assert_eq!(p.eval(1.2, 0.0), Complex64::new(0.0, 0.0));
+    }
+}
+
+/// The soft aperture of [`Probe::aperture`] with its flat parts decided on `|k|²`: 1 inside
+/// `(k_α − dk/2)²`, 0 from `(k_α + dk/2)²` on, so most frequencies need no square root (the
+/// spectrum's and the fit objective's inner loops).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SoftAperture {
+    k_alpha: f64,
+    inv_dk: f64,
+    inner2: f64,
+    outer2: f64,
+}
+
+impl SoftAperture {
+    /// The aperture of semi-angle `k_alpha` (Å⁻¹) with a rim one detector pixel (`1 / inv_dk`) wide.
+    pub(crate) fn new(k_alpha: f64, inv_dk: f64) -> Self {
+        let half = 0.5 / inv_dk;
+        let inner = (k_alpha - half).max(0.0);
+        let outer = k_alpha + half;
+        SoftAperture { k_alpha, inv_dk, inner2: inner * inner, outer2: outer * outer }
+    }
+
+    /// `A(k)` at `(k_row, k_col)`.
+    #[inline]
+    pub(crate) fn at(&self, kr: f64, kc: f64) -> f64 {
+        let k2 = kr * kr + kc * kc;
+        if k2 >= self.outer2 {
+            0.0
+        } else if k2 < self.inner2 {
+            1.0
+        } else {
+            ((self.k_alpha - k2.sqrt()) * self.inv_dk + 0.5).clamp(0.0, 1.0)
+        }
     }
 }

@@ -21,40 +21,9 @@ use scatterlab_core::CancelToken;
 
 use super::accumulate::{fftfreq, GAMMA_FLOOR};
 use super::fft::Fft2;
-use super::optics::Probe;
+use super::optics::{Probe, SoftAperture};
 use super::stack::BfStack;
 use crate::reduce::ReduceError;
-
-/// The soft aperture of [`Probe::aperture`] with its flat parts decided on `|k|²`: 1 inside
-/// `(k_α − dk/2)²`, 0 from `(k_α + dk/2)²` on, so most frequencies need no square root.
-struct Aperture {
-    k_alpha: f64,
-    inv_dk: f64,
-    inner2: f64,
-    outer2: f64,
-}
-
-impl Aperture {
-    fn new(probe: &Probe) -> Self {
-        let [k_alpha, inv_dk, ..] = probe.constants();
-        let half = 0.5 / inv_dk;
-        let inner = (k_alpha - half).max(0.0);
-        let outer = k_alpha + half;
-        Aperture { k_alpha, inv_dk, inner2: inner * inner, outer2: outer * outer }
-    }
-
-    #[inline]
-    fn at(&self, kr: f64, kc: f64) -> f64 {
-        let k2 = kr * kr + kc * kc;
-        if k2 >= self.outer2 {
-            0.0
-        } else if k2 < self.inner2 {
-            1.0
-        } else {
-            ((self.k_alpha - k2.sqrt()) * self.inv_dk + 0.5).clamp(0.0, 1.0)
-        }
-    }
-}
 
 /// One BF pixel's share of the sum: its `k_b`, `A(k_b)` and the plane wave `e^{−2iu}` as row
 /// and column factors (buffers reused from pair to pair).
@@ -72,7 +41,7 @@ impl Pixel {
 
     /// Sets the pixel to `k` for the quadratic form `m` (`[M00, M01, M11]`), rotation `(sin θ,
     /// cos θ)` and unrotated frequencies `fr`, `fc` (Å⁻¹).
-    fn set(&mut self, k: [f64; 2], aperture: &Aperture, m: [f64; 3], (s, c): (f64, f64), fr: &[f64], fc: &[f64]) {
+    fn set(&mut self, k: [f64; 2], aperture: &SoftAperture, m: [f64; 3], (s, c): (f64, f64), fr: &[f64], fc: &[f64]) {
         self.k = k;
         self.a = aperture.at(k[0], k[1]);
         // u = (M k)·Rot(θ) f = (Rot(θ)ᵀ M k)·f.
@@ -85,7 +54,7 @@ impl Pixel {
     /// `G conj(Γ_b)/max(|Γ_b|, ε)` at grid point `(i, j)` with rotated frequency `nu` and
     /// `e = e^{iχ(ν)}`; zero where `Γ_b` is.
     #[inline]
-    fn term(&self, g: Complex64, i: usize, j: usize, nu: [f64; 2], e: Complex64, aperture: &Aperture) -> Complex64 {
+    fn term(&self, g: Complex64, i: usize, j: usize, nu: [f64; 2], e: Complex64, aperture: &SoftAperture) -> Complex64 {
         let am = aperture.at(self.k[0] - nu[0], self.k[1] - nu[1]);
         let ap = aperture.at(self.k[0] + nu[0], self.k[1] + nu[1]);
         if am == 0.0 && ap == 0.0 {
@@ -135,7 +104,7 @@ pub fn grid_spectrum(stack: &BfStack, probe: &Probe, step_a: f64, rotation_deg: 
             e_chi[i * cols + j] = Complex64::from_polar(1.0, probe.chi(v[0], v[1]));
         }
     }
-    let aperture = Aperture::new(probe);
+    let aperture = probe.soft_aperture();
     let [_, _, pi_lambda, c10, c12c, c12s] = probe.constants();
     let m = [pi_lambda * (c10 + c12c), pi_lambda * c12s, pi_lambda * (c10 - c12c)];
     let mut fft = Fft2::new(rows, cols, FftDirection::Forward);
