@@ -146,6 +146,19 @@ try {
   const moved = await ssbOn({ device: "gpu", aberrations: [3, 0.6, 0.7] });
   if (!moved.result?.device.startsWith("gpu") || moved.result?.aberrations.join() !== "3,0.6,0.7" || moved.result?.error) failures.push(`SSB on WebGPU after the sliders moved: ${JSON.stringify(moved.result)}`);
   writeFileSync(join(outDir, "app_stem_ssb_gpu.png"), await page.screenshot({ type: "png" }));
+  // Browse follows the master's external link into a picked data file (issue 17 item 7): the
+  // data file's dataset (100 frames of 64 × 64) and a quick view read from its bytes in ranges.
+  await page.evaluate(() => window.scatterlabApp.command(JSON.stringify({ do: "stemBrowse", file: "dev_small_master.h5", path: "/entry/data/data_000001" })));
+  try {
+    await page.waitForFunction(() => { const s = JSON.parse(window.scatterlabApp.status()); const v = s.stem?.browse?.view; return s.commandError || (v && v.rows != null); }, null, { timeout: 60_000, polling: 100 });
+  } catch { failures.push("Browse: no quick view of the linked dataset within 60 s"); }
+  const browse = await page.evaluate(() => JSON.parse(window.scatterlabApp.status()));
+  log(`browser Browse: ${JSON.stringify(browse.stem.browse)}`);
+  const bt = browse.stem.browse?.target;
+  if (browse.commandError || bt?.file !== "dev_small_data_000001.h5" || bt?.path !== "/entry/data/data" || bt?.shape?.join() !== "100,64,64"
+    || browse.stem.browse?.view?.rows !== 64 || browse.stem.browse?.view?.cols !== 64) failures.push(`Browse into the linked data file: ${browse.commandError ?? JSON.stringify(browse.stem.browse)}`);
+  writeFileSync(join(outDir, "app_stem_browse_link.png"), await page.screenshot({ type: "png" }));
+
   // Back to the workspace page: the SSB page would gather a BF stack for the next acquisition.
   await page.evaluate(() => window.scatterlabApp.command(JSON.stringify({ do: "stemPage", name: "workspace" })));
 

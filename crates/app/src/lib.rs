@@ -198,6 +198,7 @@ impl ScatterlabApp {
                 "value": h.value.is_finite().then_some(h.value), "unit": h.unit, "position": h.position, "text": h.text()})),
             "columnsPerRow": stem.columns().per_row,
             "ssb": stem.ssb.status_json(stem.ssb_inputs().ok().as_ref()),
+            "browse": stem.browser.status_json(),
             "image": stem.displayed_image().map(|(digest, (lo, hi))| serde_json::json!({
                 "detector": stem.detectors.get(stem.selected).map(|d| d.name.clone()),
                 "sum": stem.virtual_image(stem.selected).map(|v| v.iter().sum::<u64>()),

@@ -11,6 +11,7 @@
 //! {"do": "stemDevice", "name": "gpu"}
 //! {"do": "stemSsb", "device": "gpu", "aberrations": [3.0, 0.6, 0.7]}  (the SSB page; C10, C12 nm, φ12 rad)
 //! {"do": "stemPage", "name": "workspace"}                 (or "browse", "ssb")
+//! {"do": "stemBrowse", "file": "dev_small_master.h5", "path": "/entry/data/data_000001"}
 //! {"do": "blochOpenCif", "path": "quartz.cif"}            (or "name" + "text": the CIF's text)
 //! {"do": "blochSimulate", "kv": 200, "zone": [0, 0, 1], "thicknesses": [100, 200], "solver": "eigen"}
 //! {"do": "blochOpenExperiment", "path": "synthetic_quartz"} (or "files": {name: text}, the YAML among them)
@@ -68,6 +69,14 @@ pub enum Command {
     StemPage {
         /// The page's name.
         name: String,
+    },
+    /// Shows the Browse page with `path` of the listed file `file` selected (an external link
+    /// shows its target, as a click does).
+    StemBrowse {
+        /// The listed file's name.
+        file: String,
+        /// The object's path in it.
+        path: String,
     },
     /// Changes display settings of one of the workspace's images; absent fields stay.
     StemDisplay {
@@ -182,6 +191,7 @@ impl Command {
             Command::StemDevice { name } => device(name).map(|_| ())?,
             Command::StemSsb { device: d, aberrations } => ssb_check(d.as_deref(), *aberrations).map(|_| ())?,
             Command::StemPage { name } => stem_page(name).map(|_| ())?,
+            Command::StemBrowse { .. } => {}
             Command::StemDisplay { .. } => command.apply_display(&mut Display::new(Colormap::Gray, Transform::Linear))?,
             other => crate::bloch::script::check(other)?,
         }
@@ -212,6 +222,7 @@ impl Command {
                 app.stem.page = crate::stem::Page::Ssb;
             }
             Command::StemPage { name } => app.stem.page = stem_page(name)?,
+            Command::StemBrowse { file, path } => app.stem.browse_select(file, path)?,
             Command::StemDisplay { target, .. } => {
                 let d = &mut app.stem.displays;
                 let display = match target.as_str() {

@@ -86,6 +86,14 @@ impl StemPanel {
         self.ssb.gpu = super::ssb::gpu::SsbGpuSide::new(support);
     }
 
+    /// Shows the Browse page with `path` of the listed file `file` selected (listing the files
+    /// first, as drawing the page does).
+    pub fn browse_select(&mut self, file: &str, path: &str) -> Result<(), String> {
+        self.page = super::Page::Browse;
+        self.browser.sync(self.data.as_ref(), self.source_path.as_deref());
+        self.browser.select_by_name(file, path)
+    }
+
     /// Picks the device of the virtual images (as the CPU/GPU buttons do); the GPU only where
     /// there is one.
     pub fn set_device(&mut self, device: StemDevice) -> Result<(), String> {

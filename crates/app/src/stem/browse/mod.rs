@@ -192,6 +192,44 @@ impl Browser {
         self.value = if self.value_waits { Some(Err("reading …".to_owned())) } else { value };
     }
 
+    /// The browser's state for a host, as JSON: the listed files, the selection, where it leads
+    /// (file, path, dataset shape), the small value and the quick view last read (rows, cols,
+    /// Σ values, or why there is none).
+    pub fn status_json(&self) -> serde_json::Value {
+        let target = self.target().map(|(f, path, node)| {
+            let shape = match &node.kind {
+                NodeKind::Dataset(d) => Some(d.shape.clone()),
+                _ => None,
+            };
+            serde_json::json!({"file": self.files.get(f).map(|b| b.tree.file.clone()), "path": path, "shape": shape})
+        });
+        let view = self.view.as_ref().map(|(_, v)| match v {
+            Ok(s) => serde_json::json!({"rows": s.rows, "cols": s.cols, "sum": s.values.iter().sum::<f64>()}),
+            Err(e) => serde_json::json!({"error": e}),
+        });
+        serde_json::json!({
+            "files": self.files.iter().map(|b| b.tree.file.clone()).collect::<Vec<_>>(),
+            "selected": self.selected.as_ref().map(|(f, p)| (self.files.get(*f).map(|b| b.tree.file.clone()), p.clone())),
+            "target": target,
+            "value": self.value.as_ref().map(|v| match v { Ok(t) => serde_json::json!({"ok": t}), Err(e) => serde_json::json!({"error": e}) }),
+            "view": view,
+        })
+    }
+
+    /// Selects `path` of the listed file named `file` (as a click in the tree does).
+    pub fn select_by_name(&mut self, file: &str, path: &str) -> Result<(), String> {
+        let i = self
+            .files
+            .iter()
+            .position(|b| b.tree.file == file)
+            .ok_or_else(|| format!("stemBrowse: no listed file named {file:?} ({})", self.files.iter().map(|b| b.tree.file.as_str()).collect::<Vec<_>>().join(", ")))?;
+        if self.node(i, path).is_none() {
+            return Err(format!("stemBrowse: {file} has no object at {path:?}"));
+        }
+        self.select(i, path);
+        Ok(())
+    }
+
     /// The selected dataset's value when it is small ([`small_value`]).
     pub fn value(&self) -> Option<&Result<String, String>> {
         self.value.as_ref()
