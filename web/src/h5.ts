@@ -235,6 +235,60 @@ export interface SsbResult {
   record: SsbRecord;
 }
 
+/** Options of {@link H5Files.reduce}: the CLI's `stem reduce` flags; absent values as its defaults. NaN, ∞, an unknown key or a wrong type rejects naming the option. */
+export interface StemReduceOptions {
+  /** Beam centre `[row, col]`, px (default: auto probe of the mean pattern). */
+  center?: [number, number];
+  /** BF radius (px, or mrad with `radiusUnit: "mrad"`; default: auto probe). */
+  bfRadius?: number;
+  /** ADF `[inner, outer]` (default `[1.2 R, 2.5 R]`). */
+  adf?: [number, number];
+  /** Detector bin factor of `bin<K>_sum_dp` (1–64). */
+  bin?: number;
+  /** Bad-pixel policy (default `"zero"`). */
+  mask?: H5MaskPolicy;
+  /** Unit of `bfRadius` and `adf` (default `"px"`). */
+  radiusUnit?: "px" | "mrad";
+  /** Reduce the frames present when data files are missing (reals NaN there, integers 0; `present` says which). */
+  allowMissing?: boolean;
+  /** `"cpu"` (default, u64 sums) or `"gpu"` (the worker's WebGPU, paired-u32 sums: the same integers). No WebGPU rejects naming device "gpu". */
+  device?: "cpu" | "gpu";
+}
+
+/** One product of {@link H5Files.reduce}, as the CLI's `.npy` of the same name. */
+export interface StemProduct {
+  /** Row-major shape. */
+  shape: number[];
+  /** The values (integer products are exact counts; transferred: yours to keep). */
+  data: Float64Array;
+  /** Whether the CLI writes it as an integer array. */
+  integer: boolean;
+}
+
+/** Result of {@link H5Files.reduce}. */
+export interface StemReduction {
+  /** Keyed like the CLI's files: `sum_dp`, `max_dp`, `total`, `bf`, `abf`, `adf`, `df`, `com_row_raw`, …, `idpc`. */
+  products: Record<string, StemProduct>;
+  /** 1 where the scan position was read, 0 for frames of a missing data file. */
+  present: Uint8Array;
+  /** Geometry, rotation, notes, device and provenance (the CLI's manifest). */
+  record: Record<string, unknown>;
+}
+
+/** Options of {@link H5Files.display}. */
+export interface StemDisplayOptions {
+  /** A colormap of the shared table (`"gray"` default, `"viridis"`, `"inferno"`, …). */
+  colormap?: string;
+  /** `"linear"` (default), `"log"` (signed log1p), `"sqrt"`, `"gamma"` (with `gamma`). */
+  transform?: "linear" | "log" | "sqrt" | "gamma";
+  /** Exponent of the gamma transform. */
+  gamma?: number;
+  /** Limits at these percentiles of the finite values (default `[0, 100]`). */
+  percentiles?: [number, number];
+  /** Fixed limits (data units), instead of percentiles. */
+  limits?: [number, number];
+}
+
 /** The H5 requests to the worker, before the wrapper adds their `id` (protocol.ts). */
 export type H5RequestBody =
   /** Opens `File`s (structured-cloneable: a handle crosses, never the bytes), replacing the open set. */
@@ -248,7 +302,11 @@ export type H5RequestBody =
   /** Every frame of the open acquisition in batches of `maxFrames` (0 = about 4 MiB). */
   | { op: "streamFrames"; session: number; maxFrames: number; mask: H5MaskPolicy }
   /** Single-sideband ptychography of the open acquisition (one call in the worker, to its end). */
-  | { op: "ssb"; session: number; options: SsbOptions };
+  | { op: "ssb"; session: number; options: SsbOptions }
+  /** The CLI's 4D-STEM products of the open acquisition (progress per batch; a `cancel` stops it between batches). */
+  | { op: "stemReduce"; session: number; options: StemReduceOptions }
+  /** RGBA8 of an image through the display pipeline. */
+  | { op: "stemDisplay"; values: Float64Array; options: StemDisplayOptions };
 
 /** How {@link H5Files} talks to its {@link Scatterlab}'s worker (internal). */
 export interface H5Port {
@@ -301,6 +359,31 @@ export class H5Files {
    */
   ssb(options: SsbOptions = {}, onProgress?: (progress: SsbProgress) => void): Promise<SsbResult> {
     return this.#port.request({ op: "ssb", session: this.#session, options }, undefined, onProgress).result as Promise<SsbResult>;
+  }
+
+  /**
+   * The 4D-STEM products of `scatterlab stem reduce` for the acquisition opened by
+   * {@link stemInfo}: virtual detectors (BF, ABF, ADF, DF), sum/max patterns, centre of mass, DPC
+   * rotation and iDPC, keyed and shaped like the CLI's `.npy` files, on `options.device`.
+   * `onProgress` gets `{done, total}` frames per batch of each pass over the data. Aborting
+   * `signal` stops it after the batch in progress and rejects with "reduce: cancelled". Rejects
+   * naming a bad option, a missing data file (unless `allowMissing`) or a missing GPU.
+   */
+  reduce(options: StemReduceOptions = {}, onProgress?: (progress: SsbProgress) => void, signal?: AbortSignal): Promise<StemReduction> {
+    const { id, result } = this.#port.request({ op: "stemReduce", session: this.#session, options }, undefined, onProgress);
+    const cancel = (): void => this.#port.post({ id, op: "cancel" });
+    if (signal?.aborted) cancel();
+    else signal?.addEventListener("abort", cancel, { once: true });
+    return (result as Promise<StemReduction>).finally(() => signal?.removeEventListener("abort", cancel));
+  }
+
+  /**
+   * RGBA8 of a row-major image (e.g. a product of {@link reduce}; NaN = no data, transparent)
+   * through the fixtures' display pipeline, for `new ImageData(new Uint8ClampedArray(rgba.buffer), cols, rows)`.
+   * Rejects naming a bad option (an unknown colormap, percentiles out of order).
+   */
+  display(values: Float64Array, options: StemDisplayOptions = {}): Promise<Uint8Array> {
+    return this.#port.request({ op: "stemDisplay", values, options }).result as Promise<Uint8Array>;
   }
 
   /**

@@ -50,7 +50,7 @@ import type { FitRequest, H5OpenResult, InitResult, WorkerAnswer, WorkerMessage,
 export type { BlochCaseError, BlochCaseIntensities, BlochCaseResult, BlochCasesOptions, BlochDevice, BlochEngineInfo, BlochFiles, BlochRefineOptions, BlochRefineProgress, BlochRefineResult, BlochRefineResultJson, BlochRocking, BlochRockingOptions, BlochRockingProgress, BlochSimulateOptions, BlochSimulation, BlochSolver, BlochTiltSweep } from "./bloch.js";
 export type { FitMethod, FitOptions, FitProgress, FitResult, FitState } from "./fit.js";
 export { H5Files } from "./h5.js";
-export type { H5FrameBatch, H5MaskPolicy, H5Pixels, H5StreamOptions, H5StreamResult, H5Tree, SsbAberrations, SsbFitOptions, SsbOptions, SsbProgress, SsbRecord, SsbResult, StemInfo } from "./h5.js";
+export type { H5FrameBatch, H5MaskPolicy, H5Pixels, H5StreamOptions, H5StreamResult, H5Tree, SsbAberrations, SsbFitOptions, SsbOptions, SsbProgress, SsbRecord, SsbResult, StemDisplayOptions, StemInfo, StemProduct, StemReduceOptions, StemReduction } from "./h5.js";
 
 /** The device a {@link Scatterlab} computes on: `"cpu"` (f64) or `"gpu"` (WebGPU, f32). */
 export type ScatterlabDevice = "cpu" | "gpu";

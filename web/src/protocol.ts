@@ -7,7 +7,7 @@
  */
 import type { BlochCaseResult, BlochRefineProgress, BlochRefineResult, BlochRequestBody, BlochRocking, BlochRockingProgress, BlochSimulation } from "./bloch.js";
 import type { FitOptions, FitProgress, FitResult } from "./fit.js";
-import type { H5FrameBatch, H5Pixels, H5RequestBody, H5StreamResult, H5Tree, SsbProgress, SsbResult, StemInfo } from "./h5.js";
+import type { H5FrameBatch, H5Pixels, H5RequestBody, H5StreamResult, H5Tree, SsbProgress, SsbResult, StemInfo, StemReduction } from "./h5.js";
 import type { ScatterlabDevice, StackColumnArrays } from "./index.js";
 
 /** Loads the wasm and opens a handle on `device`. */
@@ -95,7 +95,7 @@ export interface H5OpenResult {
 }
 
 /** What a request can answer. */
-export type WorkerAnswer = InitResult | ReflectivityPayload | FitResult | H5OpenResult | H5Tree | StemInfo | H5Pixels | H5StreamResult | SsbResult | BlochSimulation | BlochCaseResult[] | BlochRocking | BlochRefineResult;
+export type WorkerAnswer = InitResult | ReflectivityPayload | FitResult | H5OpenResult | H5Tree | StemInfo | H5Pixels | H5StreamResult | SsbResult | StemReduction | Uint8Array | BlochSimulation | BlochCaseResult[] | BlochRocking | BlochRefineResult;
 
 /** A success or a failure (with the engine's message) for request `id`. */
 export type WorkerResponse = { id: number; ok: true; result: WorkerAnswer } | { id: number; ok: false; error: string };

@@ -135,6 +135,22 @@ async function handle(request: Exclude<WorkerRequest, { op: "cancel" | "ack" }>)
     }
     case "streamFrames":
       return [await stream(request), []];
+    case "stemReduce": {
+      // Registered under its id like a fit: a `cancel` aborts it between batches (the wasm turns the loop).
+      const controller = new AbortController();
+      const id = request.id;
+      fits.set(id, controller);
+      try {
+        const r = await session(request.session).reduce(request.options, (done, total) => scope.postMessage({ id, ssbProgress: { done, total } }, []), controller.signal);
+        return [r, [...Object.values(r.products).map((p) => p.data.buffer), r.present.buffer]];
+      } finally {
+        fits.delete(id);
+      }
+    }
+    case "stemDisplay": {
+      const rgba = H5Session.displayRgba(request.values, request.options);
+      return [rgba, [rgba.buffer]];
+    }
     case "ssb": {
       const id = request.id;
       const r = await session(request.session).ssb(request.options, (done, total) => scope.postMessage({ id, ssbProgress: { done, total } }, []));

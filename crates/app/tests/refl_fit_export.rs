@@ -96,8 +96,7 @@ fn model_json_curves_and_profile_csv_read_back() {
 
 #[test]
 fn plots_png_is_a_cropped_screenshot() {
-    if std::env::var_os("SCATTERLAB_SKIP_GPU").is_some() {
-        eprintln!("SCATTERLAB_SKIP_GPU set: skipping");
+    if scatterlab_testkit::skip_gpu("app plots PNG") {
         return;
     }
     let dir = common::temp_dir("fit-png");

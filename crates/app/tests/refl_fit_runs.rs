@@ -91,8 +91,7 @@ fn cancel_keeps_the_best_so_far_and_resume_continues() {
 
 #[test]
 fn de_batches_on_the_gpu_then_lm_on_the_cpu() {
-    if std::env::var_os("SCATTERLAB_SKIP_GPU").is_some() {
-        eprintln!("SCATTERLAB_SKIP_GPU set: skipping");
+    if scatterlab_testkit::skip_gpu("app DE on the GPU") {
         return;
     }
     let mut harness = app(true);

@@ -139,8 +139,7 @@ fn gpu_without_a_device_says_so_instead_of_falling_back() {
 
 #[test]
 fn gpu_curve_matches_cpu_within_f32_tolerance() {
-    if std::env::var_os("SCATTERLAB_SKIP_GPU").is_some() {
-        eprintln!("SCATTERLAB_SKIP_GPU set: skipping");
+    if scatterlab_testkit::skip_gpu("app refl panel GPU curve") {
         return;
     }
     let mut harness = app(true);

@@ -37,8 +37,7 @@ fn gpu_images(harness: &mut Harness<'_, ScatterlabApp>) -> Vec<u64> {
 
 #[test]
 fn gpu_live_path_equals_brute_force_sums() {
-    if std::env::var("SCATTERLAB_SKIP_GPU").is_ok_and(|v| v == "1") {
-        eprintln!("SCATTERLAB_SKIP_GPU=1: GPU test skipped");
+    if scatterlab_testkit::skip_gpu("app GPU live path") {
         return;
     }
     let mut harness = stem_app_on(true);

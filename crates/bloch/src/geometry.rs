@@ -11,18 +11,8 @@ use scatterlab_core::InputError;
 
 use crate::BlochError;
 
-/// Planck constant h (J s), CODATA 2018.
-pub const PLANCK: f64 = 6.62607015e-34;
-/// Electron rest mass m_e (kg), CODATA 2018.
-pub const ELECTRON_MASS: f64 = 9.1093837015e-31;
-/// Elementary charge e (C), CODATA 2018.
-pub const ELEMENTARY_CHARGE: f64 = 1.602176634e-19;
-/// Speed of light c (m/s).
-pub const SPEED_OF_LIGHT: f64 = 299792458.0;
-/// Vacuum permittivity ε0 (F/m), CODATA 2018.
-pub const VACUUM_PERMITTIVITY: f64 = 8.8541878128e-12;
-/// Bohr radius a0 (m), CODATA 2018.
-pub const BOHR_RADIUS: f64 = 0.529177210903e-10;
+// The CODATA 2018 constants live once in `scatterlab_core::units`; re-exported for this crate's users.
+pub use scatterlab_core::units::{BOHR_RADIUS, ELECTRON_MASS, ELEMENTARY_CHARGE, PLANCK, SPEED_OF_LIGHT, VACUUM_PERMITTIVITY};
 
 /// κ = 4πε0 / (2π a0 e) in Å·V units (≈ 0.020887): converts Lobato electron scattering factors
 /// (Å) into potential. Written as diffBloch writes it, 2 ε0 / (a0 e) · 1e-20, for identical bits.
@@ -39,11 +29,7 @@ fn check_energy(energy_ev: f64) -> Result<f64, BlochError> {
 /// Relativistic electron wavelength λ (Å) for a beam energy in eV:
 /// λ = h c / sqrt(E e (2 m_e c² + E e)).
 pub fn wavelength_a(energy_ev: f64) -> Result<f64, BlochError> {
-    let energy_ev = check_energy(energy_ev)?;
-    let charge_energy = energy_ev * ELEMENTARY_CHARGE;
-    let rest = 2.0 * ELECTRON_MASS * (SPEED_OF_LIGHT * SPEED_OF_LIGHT);
-    let metres = PLANCK * SPEED_OF_LIGHT / (charge_energy * (rest + charge_energy)).sqrt();
-    Ok(metres * 1e10)
+    Ok(scatterlab_core::units::electron_wavelength_a(check_energy(energy_ev)?))
 }
 
 /// Interaction constant σ = 2π m e λ / h² (1/(V Å)) with the relativistic mass

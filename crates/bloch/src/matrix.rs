@@ -107,6 +107,50 @@ pub struct MatrixSetup<'a> {
     pub conventions: Conventions,
 }
 
+/// What the structure matrix needs of each beam, shared by [`StructureMatrix::build_indexed`] and
+/// the frame assembler (`frame::assemble`), so both build A from the same numbers.
+pub(crate) struct BeamGeometry {
+    /// Position of the 000 beam.
+    pub(crate) index_000: usize,
+    /// The wavevector K of the conventions (Å⁻¹).
+    pub(crate) k: f64,
+    /// Excitation error per beam (Å⁻¹).
+    pub(crate) sg: Vec<f64>,
+    /// The obliquity factor M_ii per beam.
+    pub(crate) m: Vec<f64>,
+}
+
+impl BeamGeometry {
+    /// The geometry of `beams` in `setup`; errors name a beam set without 000 or the beam whose
+    /// obliquity factor fails.
+    pub(crate) fn of(beams: &[Hkl], setup: &MatrixSetup<'_>) -> Result<Self, BlochError> {
+        let index_000 = beams.iter().position(|h| *h == [0, 0, 0]).ok_or_else(|| InputError::new("beam set", "does not contain the 000 beam"))?;
+        let k = setup.conventions.wavevector(setup.optics);
+        let n = beams.len();
+        let mut sg = Vec::with_capacity(n);
+        let mut m = Vec::with_capacity(n);
+        for &hkl in beams {
+            let g = g_vector(hkl, setup.basis);
+            sg.push(excitation_error(g, k));
+            m.push(mii(g, k).map_err(|e| match e {
+                BlochError::Input(inner) => InputError::new(format!("beam {hkl:?}"), inner.problem).into(),
+                other => other,
+            })?);
+        }
+        Ok(Self { index_000, k, sg, m })
+    }
+}
+
+/// The diagonal entry of A for a beam of excitation error `sg` and obliquity `m`: 2K·s_g·M
+/// (diffBloch) or 2K·s_g·M² (abTEM), with the absorptive mean potential `absorptive_u0` (scaled
+/// alike) on the imaginary part when the setup absorbs.
+pub(crate) fn diagonal(setup: &MatrixSetup<'_>, k: f64, sg: f64, m: f64, absorptive_u0: f64) -> Complex64 {
+    match setup.conventions {
+        Conventions::DiffBloch => Complex64::new(2.0 * k * sg * m, if setup.absorption { absorptive_u0 * m } else { 0.0 }),
+        Conventions::Abtem => Complex64::new(2.0 * k * sg * (m * m), if setup.absorption { absorptive_u0 * (m * m) } else { 0.0 }),
+    }
+}
+
 impl StructureMatrix {
     /// Builds A for `beams` (which must contain 000) from structure factors `table`.
     /// A beam difference g_j − g_i missing from the table is an error naming it (the grid must
@@ -127,19 +171,8 @@ impl StructureMatrix {
         if indices.len() != beams.len() * beams.len() {
             return Err(InputError::new("structure-factor indices", format!("{} for {} beams", indices.len(), beams.len())).into());
         }
-        let index_000 = beams.iter().position(|h| *h == [0, 0, 0]).ok_or_else(|| InputError::new("beam set", "does not contain the 000 beam"))?;
-        let k = setup.conventions.wavevector(setup.optics);
+        let BeamGeometry { index_000, k, sg, m } = BeamGeometry::of(beams, setup)?;
         let n = beams.len();
-        let mut sg = Vec::with_capacity(n);
-        let mut m = Vec::with_capacity(n);
-        for &hkl in beams {
-            let g = g_vector(hkl, setup.basis);
-            sg.push(excitation_error(g, k));
-            m.push(mii(g, k).map_err(|e| match e {
-                BlochError::Input(inner) => InputError::new(format!("beam {hkl:?}"), inner.problem).into(),
-                other => other,
-            })?);
-        }
         let p = setup.optics.prefactor;
         let absorptive_u0 = p * table.f000().im;
         let dense = table.dense_values();
@@ -161,11 +194,7 @@ impl StructureMatrix {
                     }
                 }
             }
-            let diagonal = match setup.conventions {
-                Conventions::DiffBloch => Complex64::new(2.0 * k * sg[j] * m[j], if setup.absorption { absorptive_u0 * m[j] } else { 0.0 }),
-                Conventions::Abtem => Complex64::new(2.0 * k * sg[j] * (m[j] * m[j]), if setup.absorption { absorptive_u0 * (m[j] * m[j]) } else { 0.0 }),
-            };
-            column[j] = diagonal;
+            column[j] = diagonal(setup, k, sg[j], m[j], absorptive_u0);
         }
         Ok(Self { hkl: beams.to_vec(), a, mii: m, sg, k, index_000, hermitian: !setup.absorption, conventions: setup.conventions })
     }

@@ -3,8 +3,6 @@
 //! panic, an abort, a NaN or a flux above 1. Cases are the fixture's Si-200kV-00 with one input
 //! changed, run through `simulate` as the CLI does.
 
-use std::path::PathBuf;
-
 use scatterlab_bloch::limits::solver_work;
 use scatterlab_bloch::matrix::Conventions;
 use scatterlab_bloch::pattern::Method;
@@ -14,11 +12,7 @@ use scatterlab_bloch::Limits;
 use serde_json::{json, Value};
 
 fn fixture() -> Value {
-    let path = std::env::var("SCATTERLAB_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
-        .join("bloch/reference.json");
-    serde_json::from_str(&std::fs::read_to_string(path).expect("read the Bloch fixture")).expect("fixture JSON")
+    serde_json::from_str(&scatterlab_testkit::read_fixture_text("bloch/reference.json")).expect("fixture JSON")
 }
 
 /// Si-200kV-00 (169 beams) with `edit` applied to its case, on the Si CIF with `cif_edit`.

@@ -5,7 +5,7 @@
 //! beam counts, diffBloch-sized phases) within the GPU tolerance of 1e-4 in intensity.
 
 use num_complex::Complex64;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use scatterlab_bloch::gpu::{PropagateGpu, PropagationItem};
 use scatterlab_bloch::propagate::{norm1, propagate_taylor, TaylorPlan};
 
@@ -51,18 +51,9 @@ fn random_matrix(rng: &mut impl Rng, n: usize, absorptive: bool) -> Vec<Complex6
     a
 }
 
-fn seed() -> u64 {
-    let s = std::env::var("SCATTERLAB_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
-    println!("seed {s}");
-    s
-}
-
 #[test]
 fn independent_plans_agree_and_hermitian_steps_are_unitary() {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed());
+    let mut rng = scatterlab_testkit::rng("propagate plans");
     let n = 60;
     let a = random_matrix(&mut rng, n, false);
     let ts = [50.0, 200.0, 800.0];
@@ -79,12 +70,9 @@ fn independent_plans_agree_and_hermitian_steps_are_unitary() {
 
 #[test]
 fn gpu_twin_matches_the_cpu_on_random_batches() {
-    if std::env::var("SCATTERLAB_SKIP_GPU").is_ok_and(|v| v == "1") {
-        return eprintln!("SCATTERLAB_SKIP_GPU=1: GPU test skipped");
-    }
-    let ctx = pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default())).expect("a GPU (lavapipe) or SCATTERLAB_SKIP_GPU=1");
+    let Some(ctx) = scatterlab_testkit::gpu_or_skip("propagate GPU twin", || pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default()))) else { return };
     let gpu = pollster::block_on(PropagateGpu::new(&ctx)).unwrap();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed());
+    let mut rng = scatterlab_testkit::rng("propagate GPU twin");
     let shapes = [(1, false), (37, false), (64, true), (90, false), (130, true)];
     let matrices: Vec<(usize, Vec<Complex64>)> = shapes.iter().map(|&(n, abs)| (n, random_matrix(&mut rng, n, abs))).collect();
     let ts = [50.0, 125.0, 400.0, 800.0];

@@ -19,10 +19,7 @@ use serde_json::Value;
 const TOLERANCE: f64 = 1e-6;
 
 fn fixture_path() -> PathBuf {
-    std::env::var("SCATTERLAB_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
-        .join("bloch/reference.json")
+    scatterlab_testkit::fixture("bloch/reference.json")
 }
 
 struct Fixture {

@@ -4,8 +4,6 @@
 //! (absorptive and rocking cases included), and with the abTEM switch within 1e-4 of `I_abtem`.
 //! Runs on lavapipe here; SCATTERLAB_SKIP_GPU=1 skips it on a machine without any adapter.
 
-use std::path::PathBuf;
-
 use scatterlab_bloch::gpu::{run_gpu, PropagateGpu};
 use scatterlab_bloch::matrix::Conventions;
 use scatterlab_bloch::simulate::parse_cases;
@@ -15,11 +13,7 @@ use serde_json::Value;
 const GPU_TOL: f64 = 1e-4;
 
 fn fixture_text() -> String {
-    let path = std::env::var("SCATTERLAB_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
-        .join("bloch/reference.json");
-    std::fs::read_to_string(path).expect("read the Bloch fixture")
+    scatterlab_testkit::read_fixture_text("bloch/reference.json")
 }
 
 fn hkl_list(v: &Value) -> Vec<[i32; 3]> {
@@ -28,10 +22,7 @@ fn hkl_list(v: &Value) -> Vec<[i32; 3]> {
 
 #[test]
 fn every_case_within_1e_4_on_the_gpu() {
-    if std::env::var("SCATTERLAB_SKIP_GPU").is_ok_and(|v| v == "1") {
-        return eprintln!("SCATTERLAB_SKIP_GPU=1: GPU test skipped");
-    }
-    let ctx = pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default())).expect("a GPU (lavapipe) or SCATTERLAB_SKIP_GPU=1");
+    let Some(ctx) = scatterlab_testkit::gpu_or_skip("bloch reference on the GPU", || pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default()))) else { return };
     let gpu = pollster::block_on(PropagateGpu::new(&ctx)).unwrap();
     let text = fixture_text();
     let inputs = parse_cases(&text).unwrap();

@@ -13,10 +13,7 @@ use scatterlab_core::CancelToken;
 use serde_json::Value;
 
 fn fixture_dir() -> PathBuf {
-    std::env::var("SCATTERLAB_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
-        .join("bloch/synthetic_quartz")
+    scatterlab_testkit::fixture("bloch/synthetic_quartz")
 }
 
 #[test]

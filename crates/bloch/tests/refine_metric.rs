@@ -11,10 +11,7 @@ use scatterlab_bloch::refine::{Experiment, RefineError};
 use serde_json::Value;
 
 fn fixture_dir() -> PathBuf {
-    std::env::var("SCATTERLAB_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
-        .join("bloch/synthetic_quartz")
+    scatterlab_testkit::fixture("bloch/synthetic_quartz")
 }
 
 fn truth() -> Value {

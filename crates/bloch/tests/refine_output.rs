@@ -3,8 +3,6 @@
 //! to the source's), the s.u. parentheses rule on a table of cases, U_eq of an anisotropic site
 //! in a non-orthogonal cell against the hand formula, and the observed-vs-calculated CSV.
 
-use std::path::PathBuf;
-
 use scatterlab_bloch::crystal::{parse_cif_asymmetric, AsymmetricUnit};
 use scatterlab_bloch::refine::metric::frame_metrics;
 use scatterlab_bloch::refine::output::{format_with_su, u_equivalent};
@@ -12,8 +10,7 @@ use scatterlab_bloch::refine::{observed_vs_calculated_csv, refined_cif, Evaluati
 use scatterlab_bloch::{Atom, Cell, Displacement};
 
 fn start_cif() -> String {
-    let dir = std::env::var("SCATTERLAB_FIXTURES").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"));
-    std::fs::read_to_string(dir.join("bloch/synthetic_quartz/start.cif")).expect("read start.cif")
+    scatterlab_testkit::read_fixture_text("bloch/synthetic_quartz/start.cif")
 }
 
 /// The quartz start structure moved towards the true one, as a refinement would leave it.

@@ -2,18 +2,12 @@
 //! P1 atoms of `parse_cif`, every image is R·x_site + t of its site, and the free directions of
 //! the special positions are the crystallographic ones.
 
-use std::path::PathBuf;
-
 use scatterlab_bloch::crystal::{parse_cif_asymmetric, wrap_unit, AsymmetricUnit};
 use scatterlab_bloch::parse_cif;
 use serde_json::Value;
 
 fn fixture_crystals() -> Vec<(String, String)> {
-    let path = std::env::var("SCATTERLAB_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
-        .join("bloch/reference.json");
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("json");
+    let json: Value = serde_json::from_str(&scatterlab_testkit::read_fixture_text("bloch/reference.json")).expect("json");
     json["crystals"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v["cif"].as_str().unwrap().to_owned())).collect()
 }
 

@@ -9,8 +9,6 @@
 //! lie within half a unit of its 9th significant digit (≤ 5e-10 absolute, tighter for smaller
 //! values; float64 agreement would give ~1e-16).
 
-use std::path::PathBuf;
-
 use num_complex::Complex64;
 use scatterlab_bloch::{parse_cif, StructureFactors};
 use serde_json::Value;
@@ -34,11 +32,7 @@ fn stored_half_unit(x: f64) -> f64 {
 }
 
 fn reference() -> Value {
-    let path = std::env::var("SCATTERLAB_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
-        .join("bloch/reference.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = scatterlab_testkit::read_fixture_text("bloch/reference.json");
     serde_json::from_str(&text).expect("reference.json parses")
 }
 

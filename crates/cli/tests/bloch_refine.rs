@@ -9,10 +9,7 @@ use scatterlab_bloch::refine::Experiment;
 use serde_json::Value;
 
 fn experiment_dir() -> PathBuf {
-    std::env::var("SCATTERLAB_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
-        .join("bloch/synthetic_quartz")
+    scatterlab_testkit::fixture("bloch/synthetic_quartz")
 }
 
 fn scratch(name: &str) -> PathBuf {

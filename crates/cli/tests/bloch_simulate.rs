@@ -11,10 +11,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 fn fixture() -> PathBuf {
-    std::env::var("SCATTERLAB_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
-        .join("bloch/reference.json")
+    scatterlab_testkit::fixture("bloch/reference.json")
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -81,11 +78,7 @@ fn eigen_fails_only_the_absorptive_case() {
 }
 
 fn skip_gpu() -> bool {
-    let skip = std::env::var("SCATTERLAB_SKIP_GPU").is_ok_and(|v| v == "1");
-    if skip {
-        eprintln!("SCATTERLAB_SKIP_GPU=1: GPU test skipped");
-    }
-    skip
+    scatterlab_testkit::skip_gpu("bloch simulate --device gpu")
 }
 
 #[test]

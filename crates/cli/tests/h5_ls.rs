@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn fixtures() -> PathBuf {
-    let d = std::env::var("SCATTERLAB_FIXTURES").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")).join("stem");
+    let d = scatterlab_testkit::fixture("stem");
     assert!(d.join("dev_small_master.h5").is_file(), "STEM fixtures missing at {}", d.display());
     d
 }

@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {
-    std::env::var("SCATTERLAB_FIXTURES").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
+    scatterlab_testkit::fixtures_dir()
 }
 
 fn model_path() -> PathBuf {
@@ -97,7 +97,7 @@ fn absurd_cases_fail_by_name_and_the_exit_status_says_so() {
 
 #[test]
 fn the_gpu_results_are_checked_alike() {
-    if std::env::var("SCATTERLAB_SKIP_GPU").is_ok_and(|v| v == "1") {
+    if scatterlab_testkit::skip_gpu("refl bad input --device gpu") {
         return;
     }
     check_absurd_results("gpu");

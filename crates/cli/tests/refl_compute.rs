@@ -7,10 +7,7 @@ use std::process::Command;
 use serde_json::Value;
 
 fn fixture() -> PathBuf {
-    std::env::var("SCATTERLAB_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
-        .join("refl/reference.json")
+    scatterlab_testkit::fixture("refl/reference.json")
 }
 
 fn run(args: &[&str]) -> Value {
@@ -43,7 +40,7 @@ fn cpu_results_meet_1e9() {
 
 #[test]
 fn gpu_results_meet_2e3() {
-    if std::env::var("SCATTERLAB_SKIP_GPU").is_ok_and(|v| v == "1") {
+    if scatterlab_testkit::skip_gpu("refl compute --device gpu") {
         return;
     }
     check_against_fixture("gpu", 2e-3);

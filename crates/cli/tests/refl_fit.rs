@@ -10,10 +10,7 @@ use std::process::Command;
 use serde_json::Value;
 
 fn task() -> PathBuf {
-    std::env::var("SCATTERLAB_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
-        .join("refl/fit_task.json")
+    scatterlab_testkit::fixture("refl/fit_task.json")
 }
 
 fn fit(args: &[&str]) -> Value {
@@ -53,7 +50,7 @@ fn de_on_the_cpu_meets_the_acceptance() {
 
 #[test]
 fn de_on_the_gpu_meets_the_acceptance() {
-    if std::env::var("SCATTERLAB_SKIP_GPU").is_ok_and(|v| v == "1") {
+    if scatterlab_testkit::skip_gpu("refl fit --device gpu") {
         return;
     }
     check(&fit(&["--method", "de", "--device", "gpu", "--seed", "3"]), "gpu");

@@ -12,7 +12,7 @@ use scatterlab_hdf5::{tree, H5File, NodeKind, TreeOptions};
 use serde_json::Value;
 
 fn dir() -> PathBuf {
-    let d = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/"));
+    let d = scatterlab_testkit::fixture("stem");
     assert!(d.join("dev_small_master.h5").is_file(), "STEM fixtures missing at {}", d.display());
     d
 }
@@ -95,8 +95,8 @@ fn products_match_the_reference() {
 
 #[test]
 fn the_gpu_gives_the_same_products() {
-    if std::env::var("SCATTERLAB_SKIP_GPU").is_ok_and(|v| v == "1") {
-        return eprintln!("SCATTERLAB_SKIP_GPU=1: GPU test skipped");
+    if scatterlab_testkit::skip_gpu("stem reduce --device gpu") {
+        return;
     }
     let base = std::env::temp_dir().join(format!("scatterlab-stem-reduce-dev-{}", std::process::id()));
     let master = dir().join("dev_small_master.h5");

@@ -6,6 +6,8 @@
 
 pub mod device;
 pub mod error;
+pub mod linalg;
+pub mod npy;
 pub mod process;
 pub mod progress;
 pub mod provenance;

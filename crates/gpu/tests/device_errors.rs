@@ -4,11 +4,7 @@
 use scatterlab_gpu::{GpuContext, GpuError};
 
 fn context() -> Option<GpuContext> {
-    if std::env::var("SCATTERLAB_SKIP_GPU").is_ok_and(|v| v == "1") {
-        eprintln!("SCATTERLAB_SKIP_GPU=1: GPU test skipped");
-        return None;
-    }
-    Some(pollster::block_on(GpuContext::new(&Default::default())).unwrap_or_else(|e| panic!("{e}")))
+    scatterlab_testkit::gpu_or_skip("gpu device errors", || pollster::block_on(GpuContext::new(&Default::default())))
 }
 
 #[test]

@@ -30,7 +30,7 @@ fn data_dir() -> PathBuf {
 }
 
 fn stem_fixtures() -> Vec<PathBuf> {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/"));
+    let dir = scatterlab_testkit::fixture("stem");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e} (the STEM fixtures must be at ../shared/fixtures/stem)", dir.display()))
         .map(|e| e.unwrap().path())

@@ -13,12 +13,7 @@ use scatterlab_hdf5::filters::bitshuffle::{bitshuffle_block, bitunshuffle, bitun
 use scatterlab_hdf5::filters::{bslz4, decode_bitshuffle, decode_h5lz4, filter_name, h5lz4, registry};
 
 fn seed() -> u64 {
-    let s = std::env::var("SCATTERLAB_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
-    println!("seed {s} (SCATTERLAB_SEED={s} replays)");
-    s
+    scatterlab_testkit::seed("hdf5 filters")
 }
 
 /// Detector-like data: mostly small counts (compressible), some random bytes (not).

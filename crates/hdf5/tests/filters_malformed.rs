@@ -9,12 +9,7 @@ use scatterlab_hdf5::filters::{bslz4, decode_bitshuffle, decode_h5lz4, h5lz4, re
 use scatterlab_hdf5::DecodeError;
 
 fn seed() -> u64 {
-    let s = std::env::var("SCATTERLAB_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
-    println!("seed {s} (SCATTERLAB_SEED={s} replays)");
-    s
+    scatterlab_testkit::seed("hdf5 malformed filters")
 }
 
 fn counts(n: usize) -> Vec<u8> {

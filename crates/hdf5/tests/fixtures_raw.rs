@@ -15,10 +15,7 @@ use scatterlab_hdf5::{open_raw, H5File, RawLayout};
 const DATA: &str = "/entry/data/data";
 
 fn fixture(name: &str) -> PathBuf {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/"));
-    let p = dir.join(name);
-    assert!(p.is_file(), "fixture {} missing: the STEM fixtures must be at {} (../shared/fixtures/stem beside the repository)", name, dir.display());
-    p
+    scatterlab_testkit::fixture(&format!("stem/{name}"))
 }
 
 fn open(name: &str) -> H5File {

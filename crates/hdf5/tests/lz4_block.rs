@@ -9,12 +9,7 @@ use rand::{Rng, SeedableRng};
 use scatterlab_hdf5::filters::lz4_block::{decompress_into, Lz4Error};
 
 fn seed() -> u64 {
-    let s = std::env::var("SCATTERLAB_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
-    println!("seed {s} (SCATTERLAB_SEED={s} replays)");
-    s
+    scatterlab_testkit::seed("hdf5 lz4 blocks")
 }
 
 /// One sequence: literals, then a match of `len` bytes `offset` back (none in the last one).

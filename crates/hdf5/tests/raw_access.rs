@@ -12,14 +12,11 @@ use scatterlab_hdf5::{open_raw, H5Error, H5File, RawLayout};
 const DATA: &str = "/entry/data/data";
 
 fn fixture_bytes(name: &str) -> Vec<u8> {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/"));
-    std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("fixture {name} missing from {} (../shared/fixtures/stem beside the repository): {e}", dir.display()))
+    scatterlab_testkit::read_fixture(&format!("stem/{name}"))
 }
 
 fn fixture_path(name: &str) -> PathBuf {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/")).join(name);
-    assert!(p.is_file(), "fixture {} missing (../shared/fixtures/stem beside the repository)", p.display());
-    p
+    scatterlab_testkit::fixture(&format!("stem/{name}"))
 }
 
 #[test]

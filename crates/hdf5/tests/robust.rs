@@ -10,7 +10,6 @@
 #[path = "common/mutate.rs"]
 mod mutate;
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use mutate::{budget, case_rng, mutate, no_panic, quiet_panics, run_seed, Counts};
@@ -52,8 +51,7 @@ const MAX_BUFFER: u64 = 64 << 20;
 const MAX_FILL_CHUNKS: usize = 64;
 
 fn fixture(name: &str) -> Vec<u8> {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/")).join(name);
-    std::fs::read(&p).unwrap_or_else(|e| panic!("fixture {} unreadable ({e}): the STEM fixtures must be at ../shared/fixtures/stem", p.display()))
+    scatterlab_testkit::read_fixture(&format!("stem/{name}"))
 }
 
 /// Counts a step's outcome; an error that does not name the file is a violation.

@@ -11,7 +11,7 @@ use scatterlab_hdf5::tree::{NodeKind, StorageLayout};
 use scatterlab_hdf5::{open_raw, tree, H5Error, H5File, Tree, TreeOptions};
 
 fn dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/"))
+    scatterlab_testkit::fixture("stem")
 }
 
 fn fixture(name: &str) -> PathBuf {

@@ -105,3 +105,27 @@ pub fn check_layer(object: &str, thickness: f64, roughness: f64, delta: &[f64], 
     }
     Ok(())
 }
+
+/// The checks every stack shares (the recursion's [`crate::Stack`] and the 4×4 method's
+/// [`crate::general::GeneralStack`]): 2 to [`MAX_LAYERS`] layers; every named number of every
+/// layer finite (`fields`); then each layer's physical ranges (`ranges`, given the layer's name).
+/// One function, so both stacks reject the same input with the same message.
+pub(crate) fn check_stack<L, I, N>(layers: &[L], fields: impl Fn(&L) -> I, ranges: impl Fn(&str, &L) -> Result<(), ReflError>) -> Result<(), ReflError>
+where
+    I: IntoIterator<Item = (N, f64)>,
+    N: std::fmt::Display,
+{
+    if layers.len() < 2 {
+        return Err(ReflError::input("stack", format!("needs at least 2 layers (fronting and substrate), got {}", layers.len())));
+    }
+    check_count(|| "stack".to_owned(), layers.len(), MAX_LAYERS, "layers")?;
+    for (j, layer) in layers.iter().enumerate() {
+        for (name, value) in fields(layer) {
+            if !value.is_finite() {
+                return Err(ReflError::input(format!("layer {j} {name}"), format!("not a finite number ({value})")));
+            }
+        }
+        ranges(&format!("layer {j}"), layer)?;
+    }
+    Ok(())
+}

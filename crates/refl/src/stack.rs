@@ -66,19 +66,9 @@ impl Stack {
     /// finite and in the physical ranges of [`crate::limits`] (thickness, roughness, δ, β, ε ≠ 0).
     /// The error names the layer, the field, the value and the limit.
     pub fn validate(&self) -> Result<(), ReflError> {
-        if self.layers.len() < 2 {
-            return Err(ReflError::input("stack", format!("needs at least 2 layers (fronting and substrate), got {}", self.layers.len())));
-        }
-        limits::check_count(|| "stack".to_owned(), self.layers.len(), limits::MAX_LAYERS, "layers")?;
-        for (j, layer) in self.layers.iter().enumerate() {
-            for (name, value) in layer.fields() {
-                if !value.is_finite() {
-                    return Err(ReflError::input(format!("layer {j} {name}"), format!("not a finite number ({value})")));
-                }
-            }
+        limits::check_stack(&self.layers, Layer::fields, |object, layer| {
             let (delta, beta) = ([layer.delta_o, layer.delta_e], [layer.beta_o, layer.beta_e]);
-            limits::check_layer(&format!("layer {j}"), layer.thickness, layer.roughness, &delta, &beta, &["_o", "_e"])?;
-        }
-        Ok(())
+            limits::check_layer(object, layer.thickness, layer.roughness, &delta, &beta, &["_o", "_e"])
+        })
     }
 }

@@ -39,10 +39,7 @@ fn random_stack(rng: &mut impl Rng) -> Stack {
 fn gpu_kernel_matches_cpu_twin_on_random_stacks() {
     let Some(ctx) = common::gpu() else { return };
     let pipeline = pollster::block_on(scatterlab_refl::gpu::ParrattGpu::new(&ctx)).unwrap();
-    let seed: u64 = std::env::var("SCATTERLAB_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1));
+    let seed = scatterlab_testkit::seed("refl GPU twin");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let curves: Vec<(Stack, f64, Vec<f64>)> = (0..64)
         .map(|_| {

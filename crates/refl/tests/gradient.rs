@@ -28,10 +28,7 @@ use scatterlab_refl::gradient::{apply_instrument, reflectivity_gradient, smeared
 use scatterlab_refl::{cpu, CurveRequest, Layer, ReflError, Resolution, SmearedRequest, Stack};
 
 fn seed() -> u64 {
-    std::env::var("SCATTERLAB_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1))
+    scatterlab_testkit::seed("refl gradients")
 }
 
 fn fixture_curves() -> Vec<Curve> {

@@ -33,16 +33,9 @@ fn the_table_holds_the_maps() {
 
 #[test]
 fn the_gpu_twin_colours_alike() {
-    if std::env::var("SCATTERLAB_SKIP_GPU").is_ok_and(|v| v == "1") {
-        return eprintln!("SCATTERLAB_SKIP_GPU=1: GPU test skipped");
-    }
-    let ctx = pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default())).expect("a GPU (lavapipe) or SCATTERLAB_SKIP_GPU=1");
+    let Some(ctx) = scatterlab_testkit::gpu_or_skip("stem display colormaps", || pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default()))) else { return };
     let gpu = pollster::block_on(DisplayGpu::new(&ctx)).unwrap();
-    let seed = std::env::var("SCATTERLAB_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
-    println!("seed {seed}");
+    let seed = scatterlab_testkit::seed("stem display colormaps");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let values: Vec<f64> = (0..20_000).map(|_| rng.gen_range(-10.0..110.0)).collect();
     for map in Colormap::ALL {

@@ -11,7 +11,7 @@ use scatterlab_hdf5::storage::open_native;
 use scatterlab_stem::load::{Acquisition, DirFileSet, Hints, LoadError, MapFileSet, ReadOptions, StreamOptions};
 
 fn dir() -> PathBuf {
-    let d = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/"));
+    let d = scatterlab_testkit::fixture("stem");
     assert!(d.join("dev_small_master.h5").is_file(), "STEM fixtures missing: expected them at {} (../shared/fixtures/stem beside the repository)", d.display());
     d
 }

@@ -13,7 +13,7 @@ use scatterlab_stem::load::{Acquisition, DirFileSet, Hints, MapFileSet};
 use scatterlab_stem::reduce::{idpc_physical, reduce, Products, ReduceDevice, ReduceOptions, VectorField};
 
 fn dir() -> PathBuf {
-    let d = std::env::var_os("SCATTERLAB_FIXTURES").map_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures")), PathBuf::from).join("stem");
+    let d = scatterlab_testkit::fixture("stem");
     assert!(d.join("dev_small_master.h5").is_file(), "STEM fixtures missing at {}", d.display());
     d
 }

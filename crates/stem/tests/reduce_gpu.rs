@@ -15,18 +15,11 @@ use scatterlab_stem::load::{Acquisition, DirFileSet, Hints, MaskPolicy, PixelDat
 use scatterlab_stem::reduce::{FusedPass, VirtualDetector};
 
 fn gpu() -> Option<scatterlab_gpu::GpuContext> {
-    if std::env::var("SCATTERLAB_SKIP_GPU").is_ok_and(|v| v == "1") {
-        eprintln!("SCATTERLAB_SKIP_GPU=1: GPU test skipped");
-        return None;
-    }
-    match pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default())) {
-        Ok(ctx) => Some(ctx),
-        Err(e) => panic!("{e} (set SCATTERLAB_SKIP_GPU=1 to skip GPU tests on a machine without any adapter)"),
-    }
+    scatterlab_testkit::gpu_or_skip("stem reduce GPU", || pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default())))
 }
 
 fn dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/"))
+    scatterlab_testkit::fixture("stem")
 }
 
 fn detectors(det: [usize; 2]) -> Vec<VirtualDetector> {
@@ -71,11 +64,7 @@ fn fixtures_match_the_cpu_twin_exactly() {
 #[test]
 fn random_frames_match_the_cpu_twin_exactly() {
     let Some(ctx) = gpu() else { return };
-    let seed = std::env::var("SCATTERLAB_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
-    println!("seed {seed}");
+    let seed = scatterlab_testkit::seed("stem reduce GPU");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     for (det, n, wide) in [([33, 47], 29, true), ([64, 64], 40, false), ([7, 5], 300, true)] {
         let px = det[0] * det[1];

@@ -10,7 +10,7 @@ use scatterlab_stem::load::{Acquisition, DirFileSet, Hints, LoadRecord, MapFileS
 use scatterlab_stem::reduce::{auto_probe, finish, merge, needs_probe, reduce, reduce_range, resolve_geometry, ReduceDevice, ReduceOptions};
 
 fn dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/"))
+    scatterlab_testkit::fixture("stem")
 }
 
 /// Splits `0..n` at `cuts` (sorted, inside).

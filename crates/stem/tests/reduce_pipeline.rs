@@ -13,7 +13,7 @@ use scatterlab_stem::load::{Acquisition, DirFileSet, Hints, PixelData, PixelSlic
 use scatterlab_stem::reduce::{reduce, DetectorShape, FusedPass, FusedResult, RadiusUnit, ReduceDevice, ReduceOptions, VirtualDetector};
 
 fn dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/"))
+    scatterlab_testkit::fixture("stem")
 }
 
 fn run(options: &ReduceOptions) -> scatterlab_stem::reduce::Products {
@@ -72,11 +72,7 @@ fn check(det: [usize; 2], n: usize, batches: Vec<(u64, PixelData)>, what: &str) 
 
 #[test]
 fn narrow_kernels_equal_the_u32_kernel_on_random_frames() {
-    let seed = std::env::var("SCATTERLAB_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
-    println!("seed {seed}");
+    let seed = scatterlab_testkit::seed("stem reduce pipeline");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     for (det, n) in [([13, 17], 91), ([70, 66], 9), ([1, 130], 40)] {
         let px = det[0] * det[1];
@@ -92,11 +88,7 @@ fn narrow_kernels_equal_the_u32_kernel_on_random_frames() {
 /// narrow kernel sums them as masks over their bounding boxes, the wide one as row runs.
 #[test]
 fn narrow_masks_equal_the_u32_runs_for_random_detectors() {
-    let seed = std::env::var("SCATTERLAB_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
-    println!("seed {seed}");
+    let seed = scatterlab_testkit::seed("stem reduce pipeline");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     for det in [[96, 96], [37, 53], [5, 300], [130, 7], [300, 5]] {
         let px = det[0] * det[1];

@@ -18,7 +18,7 @@ use scatterlab_stem::reduce::{auto_probe, center_of_mass, find_rotation, FusedPa
 use serde_json::Value;
 
 fn dir() -> PathBuf {
-    let d = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/"));
+    let d = scatterlab_testkit::fixture("stem");
     assert!(d.join("dev_small_master.h5").is_file(), "STEM fixtures missing at {} (../shared/fixtures/stem beside the repository)", d.display());
     d
 }

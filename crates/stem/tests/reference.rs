@@ -12,7 +12,7 @@ use scatterlab_hdf5::{tree, H5File, HashKind, NodeKind, TreeOptions};
 use scatterlab_stem::load::{bin_frame, Acquisition, DirFileSet, Hints, LoadError, MaskPolicy, PixelKind, ReadOptions, StreamOptions};
 
 fn dir() -> PathBuf {
-    let d = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/"));
+    let d = scatterlab_testkit::fixture("stem");
     assert!(d.join("dev_small_master.h5").is_file(), "STEM fixtures missing: expected them at {} (../shared/fixtures/stem beside the repository)", d.display());
     d
 }

@@ -11,14 +11,7 @@ use scatterlab_stem::load::PixelData;
 use scatterlab_stem::reduce::{detector_images, DetectorShape, VirtualDetector};
 
 fn gpu() -> Option<scatterlab_gpu::GpuContext> {
-    if std::env::var("SCATTERLAB_SKIP_GPU").is_ok_and(|v| v == "1") {
-        eprintln!("SCATTERLAB_SKIP_GPU=1: GPU test skipped");
-        return None;
-    }
-    match pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default())) {
-        Ok(ctx) => Some(ctx),
-        Err(e) => panic!("{e} (set SCATTERLAB_SKIP_GPU=1 to skip GPU tests on a machine without any adapter)"),
-    }
+    scatterlab_testkit::gpu_or_skip("stem resident GPU", || pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default())))
 }
 
 fn slice(d: &PixelData, px: usize, range: std::ops::Range<usize>) -> PixelData {
@@ -33,11 +26,7 @@ fn slice(d: &PixelData, px: usize, range: std::ops::Range<usize>) -> PixelData {
 #[test]
 fn resident_detector_images_equal_the_cpu_twin() {
     let Some(ctx) = gpu() else { return };
-    let seed = std::env::var("SCATTERLAB_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
-    println!("seed {seed}");
+    let seed = scatterlab_testkit::seed("stem resident GPU");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     for (det, n, wide) in [([21usize, 19usize], 150usize, false), ([16, 16], 97, true)] {
         let px = det[0] * det[1];

@@ -11,7 +11,6 @@
 #[path = "../../hdf5/tests/common/mutate.rs"]
 mod mutate;
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use mutate::{budget, case_rng, mutate, no_panic, quiet_panics, run_seed, Counts};
@@ -37,7 +36,7 @@ type Files = Vec<(String, Vec<u8>)>;
 
 /// One acquisition's files.
 fn files(prefix: &str, n_data: usize) -> Files {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/"));
+    let dir = scatterlab_testkit::fixture("stem");
     let names: Vec<String> = if n_data == 0 {
         vec!["dev_small_single.h5".into()]
     } else {

@@ -139,7 +139,7 @@ mod tests {
     use super::*;
 
     fn fixtures() -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/stem")
+        scatterlab_testkit::fixture("stem")
     }
 
     #[test]

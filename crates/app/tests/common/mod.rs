@@ -8,9 +8,9 @@ use egui_kittest::kittest::{NodeT as _, Queryable as _};
 use egui_kittest::Harness;
 use scatterlab_app::{ReflTab, ScatterlabApp};
 
-/// `shared/fixtures` beside the repository (or `$SCATTERLAB_FIXTURES`), as the refl tests do.
+/// `shared/fixtures` beside the repository (or `$SCATTERLAB_FIXTURES`): the test kit's rule.
 pub fn fixtures_dir() -> PathBuf {
-    std::env::var_os("SCATTERLAB_FIXTURES").map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"), PathBuf::from)
+    scatterlab_testkit::fixtures_dir()
 }
 
 /// The fixture fit task's path.

@@ -75,7 +75,7 @@ fn an_empty_atom_list_is_an_error() {
 }
 
 fn fixtures() -> PathBuf {
-    std::env::var("SCATTERLAB_FIXTURES").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")).join("bloch")
+    scatterlab_testkit::fixture("bloch")
 }
 
 #[test]

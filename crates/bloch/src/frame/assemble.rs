@@ -11,8 +11,8 @@ use faer::Mat;
 use num_complex::Complex64;
 use scatterlab_core::InputError;
 
-use crate::beams::{excitation_error, g_vector, mii, Hkl};
-use crate::matrix::{Conventions, MatrixSetup, StructureFactorTable, StructureMatrix};
+use crate::beams::Hkl;
+use crate::matrix::{diagonal, BeamGeometry, MatrixSetup, StructureFactorTable, StructureMatrix};
 use crate::BlochError;
 
 /// Largest union gathered whole (4096² complex = 256 MiB would be too much; 2048² = 64 MiB).
@@ -43,30 +43,15 @@ impl UnionTable {
 
     /// The structure matrix of `beams` (union indices `slots`) in `setup`: `StructureMatrix::build`'s.
     pub fn matrix(&self, beams: &[Hkl], slots: &[usize], setup: &MatrixSetup<'_>) -> Result<StructureMatrix, BlochError> {
-        let index_000 = beams.iter().position(|h| *h == [0, 0, 0]).ok_or_else(|| InputError::new("beam set", "does not contain the 000 beam"))?;
-        let k = setup.conventions.wavevector(setup.optics);
+        let BeamGeometry { index_000, k, sg, m } = BeamGeometry::of(beams, setup)?;
         let n = beams.len();
-        let mut sg = Vec::with_capacity(n);
-        let mut m = Vec::with_capacity(n);
-        for &hkl in beams {
-            let g = g_vector(hkl, setup.basis);
-            sg.push(excitation_error(g, k));
-            m.push(mii(g, k).map_err(|e| match e {
-                BlochError::Input(inner) => InputError::new(format!("beam {hkl:?}"), inner.problem).into(),
-                other => other,
-            })?);
-        }
         let p = setup.optics.prefactor;
         let absorptive_u0 = p * self.f000.im;
         let a = Mat::from_fn(n, n, |i, j| {
             if i != j {
                 return self.f[(slots[i], slots[j])] * (p * m[j] * m[i]);
             }
-            let imaginary = |scale: f64| if setup.absorption { absorptive_u0 * scale } else { 0.0 };
-            match setup.conventions {
-                Conventions::DiffBloch => Complex64::new(2.0 * k * sg[i] * m[i], imaginary(m[i])),
-                Conventions::Abtem => Complex64::new(2.0 * k * sg[i] * (m[i] * m[i]), imaginary(m[i] * m[i])),
-            }
+            diagonal(setup, k, sg[i], m[i], absorptive_u0)
         });
         if let Some((i, j)) = (0..n).flat_map(|j| (0..n).map(move |i| (i, j))).find(|&(i, j)| a[(i, j)].re.is_nan()) {
             let (hi, hj) = (beams[i], beams[j]);

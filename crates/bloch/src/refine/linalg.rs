@@ -1,40 +1,9 @@
 //! Small dense symmetric solves for the normal equations (n = the parameter count, tens to a few
 //! hundred): Cholesky is enough and keeps the refinement free of a linear-algebra dependency on
-//! its hot path (the model evaluations dominate by orders of magnitude).
+//! its hot path (the model evaluations dominate by orders of magnitude). The factorisation is the
+//! workspace's one (`scatterlab_core::linalg`, shared with the reflectivity fits).
 
-/// The lower Cholesky factor of symmetric `a`, or `None` when it is not positive definite.
-pub fn cholesky(a: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
-    let n = a.len();
-    let mut l = vec![vec![0.0; n]; n];
-    for i in 0..n {
-        for j in 0..=i {
-            let sum: f64 = a[i][j] - (0..j).map(|k| l[i][k] * l[j][k]).sum::<f64>();
-            if i == j {
-                if !(sum > 0.0) || !sum.is_finite() {
-                    return None;
-                }
-                l[i][i] = sum.sqrt();
-            } else {
-                l[i][j] = sum / l[j][j];
-            }
-        }
-    }
-    Some(l)
-}
-
-/// x with L Lᵀ x = b for a Cholesky factor `l`.
-fn solve_factored(l: &[Vec<f64>], b: &[f64]) -> Vec<f64> {
-    let n = l.len();
-    let mut y = vec![0.0; n];
-    for i in 0..n {
-        y[i] = (b[i] - (0..i).map(|k| l[i][k] * y[k]).sum::<f64>()) / l[i][i];
-    }
-    let mut x = vec![0.0; n];
-    for i in (0..n).rev() {
-        x[i] = (y[i] - (i + 1..n).map(|k| l[k][i] * x[k]).sum::<f64>()) / l[i][i];
-    }
-    x
-}
+use scatterlab_core::linalg::{cholesky, solve_factored};
 
 /// x with A x = b for symmetric positive definite `a`; `None` otherwise.
 pub fn cholesky_solve(a: &[Vec<f64>], b: &[f64]) -> Option<Vec<f64>> {

@@ -403,7 +403,7 @@ impl Secular<'_> {
 
 #[cfg(test)]
 mod tests {
-    use rand::{Rng, SeedableRng};
+    use rand::Rng;
 
     use super::Secular;
 
@@ -412,9 +412,7 @@ mod tests {
     #[test]
     fn model_roots_equal_bracketing_roots() {
         // A fresh seed per run, printed; `SCATTERLAB_SEED=N` replays a failure.
-        let seed = std::env::var("SCATTERLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random::<u64>);
-        println!("seed {seed} (SCATTERLAB_SEED={seed} replays)");
-        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let mut rng = scatterlab_testkit::rng("secular model roots");
         let mut worst: f64 = 0.0;
         for case in 0..300 {
             let n = rng.gen_range(2..80);

@@ -204,7 +204,5 @@ fn non_finite_input_is_an_error_or_non_finite_output_never_a_panic() {
 /// A fresh random seed per run (printed; `SCATTERLAB_SEED=N` replays a failure), as the other
 /// randomised tests do.
 fn seeded_rng() -> rand::rngs::StdRng {
-    let seed = std::env::var("SCATTERLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random::<u64>);
-    println!("seed {seed} (SCATTERLAB_SEED={seed} replays)");
-    rand::rngs::StdRng::seed_from_u64(seed)
+    scatterlab_testkit::rng("symmetric solver")
 }

@@ -1,6 +1,5 @@
 //! Fixture models shared by the gradient tests: the frozen `GradientModel` of a fixture case.
 
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use scatterlab_bloch::crystal::{parse_cif_asymmetric, AsymmetricUnit};
@@ -12,13 +11,7 @@ use scatterlab_bloch::StructureFactors;
 
 pub fn fixture() -> &'static CasesFile {
     static FIXTURE: OnceLock<CasesFile> = OnceLock::new();
-    FIXTURE.get_or_init(|| {
-        let path = std::env::var("SCATTERLAB_FIXTURES")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"))
-            .join("bloch/reference.json");
-        parse_cases(&std::fs::read_to_string(path).expect("read the Bloch fixture")).expect("parse the cases")
-    })
+    FIXTURE.get_or_init(|| parse_cases(&scatterlab_testkit::read_fixture_text("bloch/reference.json")).expect("parse the cases"))
 }
 
 pub fn asu(crystal: &str) -> AsymmetricUnit {

@@ -142,13 +142,5 @@ pub(super) fn chunk_table(ctx: &IndexContext<'_>, address: u64, mut dims: Vec<u3
     }
     let entries = sink.entries;
     let dims = dims.into_iter().map(u64::from).collect();
-    let index = match indexing {
-        None => ChunkIndexKind::BTreeV1,
-        Some(ChunkIndexing::SingleChunk { .. }) => ChunkIndexKind::SingleChunk,
-        Some(ChunkIndexing::Implicit) => ChunkIndexKind::Implicit,
-        Some(ChunkIndexing::FixedArray { .. }) => ChunkIndexKind::FixedArray,
-        Some(ChunkIndexing::ExtensibleArray { .. }) => ChunkIndexKind::ExtensibleArray,
-        Some(ChunkIndexing::BTreeV2) => ChunkIndexKind::BTreeV2,
-    };
-    Ok(RawLayout::Chunked { index, dims, grid, entries })
+    Ok(RawLayout::Chunked { index: ChunkIndexKind::of(indexing), dims, grid, entries })
 }

@@ -107,6 +107,22 @@ pub enum ChunkIndexKind {
     BTreeV2,
 }
 
+impl ChunkIndexKind {
+    /// The kind of a layout message's chunk indexing (`None`: a v3 layout message, whose only
+    /// index is the v1 B-tree). One mapping for the raw chunk tables and the file browser's tree.
+    pub(crate) fn of(indexing: Option<&hdf5_reader::messages::layout::ChunkIndexing>) -> Self {
+        use hdf5_reader::messages::layout::ChunkIndexing;
+        match indexing {
+            None => Self::BTreeV1,
+            Some(ChunkIndexing::SingleChunk { .. }) => Self::SingleChunk,
+            Some(ChunkIndexing::Implicit) => Self::Implicit,
+            Some(ChunkIndexing::FixedArray { .. }) => Self::FixedArray,
+            Some(ChunkIndexing::ExtensibleArray { .. }) => Self::ExtensibleArray,
+            Some(ChunkIndexing::BTreeV2) => Self::BTreeV2,
+        }
+    }
+}
+
 /// One filter of a dataset's pipeline, in the order it was applied when writing.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Filter {

@@ -1,7 +1,7 @@
 //! A dataset's description for the tree, from its object header alone (no chunk index walk,
 //! no data read): shape, type, layout, chunking, filters and what this crate cannot decode.
 
-use hdf5_reader::messages::layout::{ChunkIndexing, DataLayout};
+use hdf5_reader::messages::layout::DataLayout;
 use hdf5_reader::messages::HdfMessage;
 use hdf5_reader::object_header::ObjectHeader;
 use hdf5_reader::Dataset;
@@ -94,14 +94,7 @@ fn describe_layout(l: &DataLayout, ndim: usize) -> StorageLayout {
         DataLayout::Chunked { dims, chunk_indexing, .. } => {
             // v1–v3 layout messages carry the element size as an extra last dimension.
             let chunks = dims.iter().take(ndim).map(|&d| u64::from(d)).collect();
-            let index = match chunk_indexing {
-                None => ChunkIndexKind::BTreeV1,
-                Some(ChunkIndexing::SingleChunk { .. }) => ChunkIndexKind::SingleChunk,
-                Some(ChunkIndexing::Implicit) => ChunkIndexKind::Implicit,
-                Some(ChunkIndexing::FixedArray { .. }) => ChunkIndexKind::FixedArray,
-                Some(ChunkIndexing::ExtensibleArray { .. }) => ChunkIndexKind::ExtensibleArray,
-                Some(ChunkIndexing::BTreeV2) => ChunkIndexKind::BTreeV2,
-            };
+            let index = ChunkIndexKind::of(chunk_indexing.as_ref());
             StorageLayout::Chunked { chunks, index }
         }
     }

@@ -7,7 +7,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -16,12 +16,9 @@ use rand::{Rng, SeedableRng};
 /// three times out of four, as damage there reaches the most parsing code.
 pub const METADATA_SPAN: usize = 16 * 1024;
 
-/// The run seed: `SCATTERLAB_SEED` if set (replay), else the clock.
+/// The run seed: `SCATTERLAB_SEED` if set (replay), else a fresh one (the test kit's rule).
 pub fn run_seed() -> u64 {
-    match std::env::var("SCATTERLAB_SEED") {
-        Ok(s) => s.trim().parse().unwrap_or_else(|_| panic!("SCATTERLAB_SEED={s:?} is not a u64")),
-        Err(_) => SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64),
-    }
+    scatterlab_testkit::seed("robust")
 }
 
 /// The time budget: `secs` unless `SCATTERLAB_ROBUST_SECS` asks for a longer soak.

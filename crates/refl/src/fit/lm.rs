@@ -8,9 +8,9 @@
 
 use scatterlab_core::CancelToken;
 
-use super::linalg::{cholesky, cholesky_solve, spd_inverse};
 use super::{FitProgress, Objective};
 use crate::ReflError;
+use scatterlab_core::linalg::{cholesky, solve_factored as cholesky_solve, spd_inverse};
 
 /// LM settings.
 #[derive(Clone, Copy, Debug, PartialEq)]

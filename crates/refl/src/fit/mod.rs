@@ -7,7 +7,6 @@
 
 mod de;
 mod de_run;
-mod linalg;
 mod lm;
 mod mcmc;
 mod objective;

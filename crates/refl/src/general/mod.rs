@@ -66,19 +66,9 @@ impl GeneralStack {
     /// [`crate::limits`] (thickness, roughness, δ, β, ε ≠ 0 per principal axis), and a
     /// fronting medium that does not couple s and p (its s and p modes define the amplitudes).
     pub fn validate(&self) -> Result<(), ReflError> {
-        if self.layers.len() < 2 {
-            return Err(ReflError::input("stack", format!("needs at least 2 layers (fronting and substrate), got {}", self.layers.len())));
-        }
-        limits::check_count(|| "stack".to_owned(), self.layers.len(), limits::MAX_LAYERS, "layers")?;
-        for (j, layer) in self.layers.iter().enumerate() {
-            for (name, value) in layer.fields() {
-                if !value.is_finite() {
-                    return Err(ReflError::input(format!("layer {j} {name}"), format!("not a finite number ({value})")));
-                }
-            }
-            let object = format!("layer {j}");
-            limits::check_layer(&object, layer.thickness, layer.roughness, &layer.delta, &layer.beta, &["[a]", "[b]", "[c]"])?;
-        }
+        limits::check_stack(&self.layers, TensorLayer::fields, |object, layer| {
+            limits::check_layer(object, layer.thickness, layer.roughness, &layer.delta, &layer.beta, &["[a]", "[b]", "[c]"])
+        })?;
         if !is_decoupled(&self.layers[0].chi()) {
             return Err(ReflError::input(
                 "layer 0 (fronting medium)",

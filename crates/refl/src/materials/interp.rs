@@ -1,4 +1,4 @@
-//! 1-D interpolation kernels for optical-constant tables: linear, and monotone piecewise-cubic
+//! 1-D interpolation kernels for optical-constant tables and graded depth profiles (`grading::pchip`): linear, and monotone piecewise-cubic
 //! Hermite (PCHIP). PCHIP slopes follow Fritsch–Carlson monotonicity with the Fritsch–Butland
 //! weighted harmonic mean, exactly as scipy.interpolate.PchipInterpolator computes them, so a
 //! table interpolates the same here as in a Python PRSoXR workflow and never overshoots the data

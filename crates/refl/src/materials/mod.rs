@@ -8,7 +8,7 @@
 
 mod formula;
 mod henke;
-mod interp;
+pub(crate) mod interp;
 mod table;
 
 pub use crate::profile::OpticalConstants;

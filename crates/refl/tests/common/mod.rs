@@ -3,30 +3,20 @@
 
 use std::path::PathBuf;
 
-/// `shared/fixtures` beside the repository (or `$SCATTERLAB_FIXTURES`).
+/// `shared/fixtures` beside the repository (or `$SCATTERLAB_FIXTURES`): the test kit's rule.
 pub fn fixtures_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("SCATTERLAB_FIXTURES") {
-        return PathBuf::from(dir);
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+    scatterlab_testkit::fixtures_dir()
 }
 
 /// Reads a fixture file as text, with a message that says where it was looked for.
 pub fn read_fixture(rel: &str) -> String {
-    let path = fixtures_dir().join(rel);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("fixture {} missing ({e}); set SCATTERLAB_FIXTURES", path.display()))
+    scatterlab_testkit::read_fixture_text(rel)
 }
 
-/// The GPU context for tests: lavapipe here. Fails loudly unless SCATTERLAB_SKIP_GPU=1 says otherwise.
+/// The GPU context for tests: lavapipe here. Fails loudly unless SCATTERLAB_SKIP_GPU=1 says
+/// otherwise (the test kit's rule).
 pub fn gpu() -> Option<scatterlab_gpu::GpuContext> {
-    if std::env::var("SCATTERLAB_SKIP_GPU").is_ok_and(|v| v == "1") {
-        eprintln!("SCATTERLAB_SKIP_GPU=1: GPU test skipped");
-        return None;
-    }
-    match pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default())) {
-        Ok(ctx) => Some(ctx),
-        Err(e) => panic!("{e} (set SCATTERLAB_SKIP_GPU=1 to skip GPU tests on a machine without any adapter)"),
-    }
+    scatterlab_testkit::gpu_or_skip("refl GPU test", || pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default())))
 }
 
 /// Largest |a − b| / |b| over paired slices.

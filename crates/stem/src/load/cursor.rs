@@ -122,7 +122,7 @@ mod tests {
     use crate::load::{DirFileSet, Hints, MapFileSet, StreamOptions};
 
     fn dir() -> std::path::PathBuf {
-        std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/"))
+        scatterlab_testkit::fixture("stem")
     }
 
     /// Per-pixel sums and batch boundaries of a whole pull stream.

@@ -27,7 +27,7 @@ pub use finish::{finish, needs_probe, resolve_geometry, Geometry};
 pub use fused::{FusedPass, FusedResult};
 pub use idpc::{idpc_physical, idpc_quantem};
 pub use partial::{merge, reduce_range, Partial};
-pub use pipeline::{reduce, Products, RadiusUnit, ReduceDevice, ReduceOptions, ReduceRecord};
+pub use pipeline::{reduce, reduce_pausing, Pause, Products, RadiusUnit, ReduceDevice, ReduceOptions, ReduceRecord};
 pub use probe::{auto_probe, sample_probe, Probe, PROBE_SAMPLE_FRAMES};
 pub use resident::{detector_images, DetectorImages};
 

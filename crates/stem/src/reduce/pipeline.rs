@@ -146,8 +146,20 @@ impl Pass {
     }
 }
 
+/// A pause between batches: a future the reduction awaits after each batch, so that a caller on
+/// a single-threaded event loop (a browser worker) can hand the loop its turn — a cancel message
+/// is then seen between batches. [`reduce`] passes none.
+pub type Pause<'a> = &'a mut dyn FnMut() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>;
+
 /// Streams every frame through `pass` (batches from the cursor, cancel checked between them).
-async fn run_pass(acq: &Acquisition, mask: MaskPolicy, pass: &mut Pass, progress: &mut dyn FnMut(u64, u64), cancel: &CancelToken) -> Result<LoadRecord, ReduceError> {
+async fn run_pass(
+    acq: &Acquisition,
+    mask: MaskPolicy,
+    pass: &mut Pass,
+    progress: &mut dyn FnMut(u64, u64),
+    cancel: &CancelToken,
+    pause: &mut Option<Pause<'_>>,
+) -> Result<LoadRecord, ReduceError> {
     // Missing files were refused (or allowed) by the caller: step over their frames.
     let mut cursor = StreamCursor::new(acq, mask).skipping_missing();
     let load_err = |e: crate::load::LoadError| ReduceError::new(acq.master(), e.to_string());
@@ -158,6 +170,9 @@ async fn run_pass(acq: &Acquisition, mask: MaskPolicy, pass: &mut Pass, progress
         let Some(batch) = cursor.next_batch(acq, 64).map_err(load_err)? else { break };
         pass.add(batch.first_frame, batch.data).await?;
         progress(cursor.frames_done(), cursor.frames_total());
+        if let Some(p) = pause.as_mut() {
+            p().await;
+        }
     }
     Ok(LoadRecord { frames: [0, acq.n_frames()], region: None, bin: 1, mask_policy: mask, n_masked: cursor.n_masked() })
 }
@@ -171,6 +186,19 @@ pub async fn reduce(
     device: ReduceDevice<'_>,
     progress: &mut dyn FnMut(u64, u64),
     cancel: &CancelToken,
+) -> Result<Products, ReduceError> {
+    reduce_pausing(acq, files, options, device, progress, cancel, None).await
+}
+
+/// [`reduce`] awaiting `pause` after every batch (see [`Pause`]); the products are the same.
+pub async fn reduce_pausing(
+    acq: &Acquisition,
+    files: &dyn FileSet,
+    options: &ReduceOptions,
+    device: ReduceDevice<'_>,
+    progress: &mut dyn FnMut(u64, u64),
+    cancel: &CancelToken,
+    mut pause: Option<Pause<'_>>,
 ) -> Result<Products, ReduceError> {
     // No scan shape, no products: refused before any data is read.
     acq.scan_shape().map_err(|e| ReduceError::new("scan shape", e.to_string()))?;
@@ -195,14 +223,14 @@ pub async fn reduce(
     }
     let probe = if needs_probe(options) {
         let mut sum = Pass::new(device, det, n, &[]).await?;
-        run_pass(acq, options.mask, &mut sum, progress, cancel).await?;
+        run_pass(acq, options.mask, &mut sum, progress, cancel, &mut pause).await?;
         Some(auto_probe(&sum.finish().await?.mean_dp(), det)?)
     } else {
         None
     };
     let geometry = resolve_geometry(acq, options, probe.as_ref())?;
     let mut pass = Pass::new(device, det, n, &geometry.detectors()).await?;
-    let record = run_pass(acq, options.mask, &mut pass, progress, cancel).await?;
+    let record = run_pass(acq, options.mask, &mut pass, progress, cancel, &mut pause).await?;
     let fused: FusedResult = pass.finish().await?;
     let device = match device {
         ReduceDevice::Cpu => "cpu (fused pass u64)".into(),
@@ -212,9 +240,6 @@ pub async fn reduce(
     finish(acq, options, &geometry, fused, notes, device, provenance)
 }
 
-/// Relativistic electron wavelength in Å for an accelerating voltage in kV.
-pub fn wavelength_from_kv(kv: f64) -> f64 {
-    // λ = h / sqrt(2 m e V (1 + e V / (2 m c²))), with h c = 12.398 419 84 keV·Å and m c² = 510.998 95 keV.
-    let v = kv;
-    12.398_419_843_320_026 / (v * (2.0 * 510.998_950_00 + v)).sqrt()
-}
+/// Relativistic electron wavelength in Å for an accelerating voltage in kV (the one definition,
+/// in `scatterlab_core::units`, under the name this crate's callers use).
+pub use scatterlab_core::units::electron_wavelength_from_kv as wavelength_from_kv;

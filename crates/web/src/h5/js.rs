@@ -37,6 +37,49 @@ export interface SsbAberrations {
   C12_nm: number;
   phi12_rad: number;
 }
+/** Options of `H5Session.reduce` (the CLI's `stem reduce` flags); absent values as the CLI's defaults. NaN or ∞ is an error naming the option. */
+export interface StemReduceOptions {
+  /** Beam centre [row, col], px (default: auto probe). */
+  center?: [number, number];
+  /** BF radius (px, or mrad with radiusUnit "mrad"; default: auto probe). */
+  bfRadius?: number;
+  /** ADF [inner, outer] (default [1.2 R, 2.5 R]). */
+  adf?: [number, number];
+  /** Detector bin factor of `bin<K>_sum_dp` (1–64). */
+  bin?: number;
+  /** Bad-pixel policy (default "zero"). */
+  mask?: H5MaskPolicy;
+  /** Unit of bfRadius and adf (default "px"). */
+  radiusUnit?: "px" | "mrad";
+  /** Reduce the frames present when data files are missing (reals NaN there, integers 0). */
+  allowMissing?: boolean;
+  /** "cpu" (default, u64 sums) or "gpu" (WebGPU, the same integers). */
+  device?: "cpu" | "gpu";
+}
+/** One product of `H5Session.reduce`, as the CLI's `.npy` of the same name. */
+export interface StemProduct {
+  shape: number[];
+  /** Row-major values; integer products are exact counts. */
+  data: Float64Array;
+  integer: boolean;
+}
+/** Result of `H5Session.reduce`. */
+export interface StemReduction {
+  /** Keyed like the CLI's files: sum_dp, max_dp, total, bf, abf, adf, df, com_row_raw, …, idpc. */
+  products: Record<string, StemProduct>;
+  /** 1 where the scan position was read, 0 for frames of a missing data file. */
+  present: Uint8Array;
+  /** Geometry, rotation, notes, device and provenance (the CLI's manifest). */
+  record: Record<string, unknown>;
+}
+/** Options of `H5Session.displayRgba`. */
+export interface StemDisplayOptions {
+  colormap?: string;
+  transform?: "linear" | "log" | "sqrt" | "gamma";
+  gamma?: number;
+  percentiles?: [number, number];
+  limits?: [number, number];
+}
 /** Options of `H5Session.ssb`; each absent value comes from the file (or is measured). NaN or ∞ is an error naming the option. */
 export interface SsbOptions {
   /** Beam centre [row, col], px (default: auto probe). */
@@ -175,6 +218,82 @@ impl H5Session {
         let policy = parse_mask(mask.as_deref()).map_err(err)?;
         let data: PixelData = self.core.read_frames(first as u64, n as usize, policy).map_err(err)?;
         pixels(data.as_slice())
+    }
+
+    /// The 4D-STEM reductions of `scatterlab stem reduce` on the acquisition opened by
+    /// `stemInfo`: `options.device` `"cpu"` (default, u64 sums) or `"gpu"` (the worker's WebGPU,
+    /// paired-u32 sums: the same integers). Resolves to `{products, present, record}` where
+    /// `products` is keyed like the CLI's `.npy` files (`{shape, data: Float64Array, integer}`;
+    /// integer products are exact counts). `onProgress(done, total)` per batch of frames; the
+    /// event loop gets a turn after every batch, so `signal` (an `AbortSignal`) stops it there.
+    /// Throws naming a bad option, a missing data file (unless `allowMissing`), or a missing GPU.
+    #[wasm_bindgen(unchecked_return_type = "StemReduction")]
+    pub async fn reduce(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "StemReduceOptions | undefined")] options: JsValue,
+        #[wasm_bindgen(js_name = onProgress, unchecked_param_type = "((done: number, total: number) => void) | undefined")] on_progress: Option<js_sys::Function>,
+        #[wasm_bindgen(unchecked_param_type = "AbortSignal | undefined")] signal: Option<Object>,
+    ) -> Result<JsValue, JsError> {
+        let options = to_json(&options, "options")?;
+        let cancel = scatterlab_core::CancelToken::new();
+        let aborted = |s: &Option<Object>| s.as_ref().is_some_and(|s| Reflect::get(s, &"aborted".into()).is_ok_and(|v| v.is_truthy()));
+        if aborted(&signal) {
+            return Err(JsError::new("reduce: cancelled"));
+        }
+        let mut thrown: Option<JsValue> = None;
+        let mut progress = |done: u64, total: u64| {
+            if let (Some(f), None) = (&on_progress, &thrown) {
+                if let Err(e) = f.call2(&JsValue::NULL, &(done as f64).into(), &(total as f64).into()) {
+                    thrown = Some(e);
+                    cancel.cancel();
+                }
+            }
+        };
+        let event_loop = std::rc::Rc::new(crate::fit_js::EventLoop::new());
+        let (c, sig) = (cancel.clone(), signal.clone());
+        let mut pause = move || -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> {
+            let (el, c, sig) = (event_loop.clone(), c.clone(), sig.clone());
+            Box::pin(async move {
+                el.turn().await;
+                if aborted(&sig) {
+                    c.cancel();
+                }
+            })
+        };
+        let gpu = match super::reduce::parse_options(&options).map_err(err)?.1 {
+            super::reduce::Device::Gpu => Some(shared_gpu("reduce").await.map_err(err)?),
+            super::reduce::Device::Cpu => None,
+        };
+        let r = self.core.reduce(&options, gpu.as_ref(), &mut progress, &cancel, Some(&mut pause)).await;
+        if let Some(e) = thrown {
+            return Err(JsError::new(&format!("reduce: onProgress threw: {}", crate::describe_js(&e))));
+        }
+        let r = r.map_err(err)?;
+        let products = Object::new();
+        for p in &r.products {
+            let item = Object::new();
+            set(&item, "shape", &p.shape.iter().map(|&d| JsValue::from(d as f64)).collect::<Array>().into())?;
+            set(&item, "data", &js_sys::Float64Array::from(p.values.as_slice()).into())?;
+            set(&item, "integer", &p.integer.into())?;
+            set(&products, &p.name, &item.into())?;
+        }
+        let out = Object::new();
+        set(&out, "products", &products.into())?;
+        let present: Vec<u8> = r.present.iter().map(|&p| u8::from(p)).collect();
+        set(&out, "present", &js_sys::Uint8Array::from(present.as_slice()).into())?;
+        set(&out, "record", &js_sys::JSON::parse(&r.record_json).map_err(|e| JsError::new(&crate::describe_js(&e)))?)?;
+        Ok(out.into())
+    }
+
+    /// RGBA8 of an image (`values`, row-major; NaN = no data, transparent) through the fixtures'
+    /// display pipeline: `options.colormap` (default `"gray"`), `transform` (`"linear"`, `"log"`,
+    /// `"sqrt"`, `"gamma"` with `gamma`), limits `limits: [low, high]` or `percentiles` (default
+    /// `[0, 100]`). The bytes fit `new ImageData(new Uint8ClampedArray(rgba.buffer), cols, rows)`.
+    #[wasm_bindgen(js_name = displayRgba)]
+    pub fn display_rgba(values: &[f64], #[wasm_bindgen(unchecked_param_type = "StemDisplayOptions | undefined")] options: JsValue) -> Result<js_sys::Uint8Array, JsError> {
+        let options = to_json(&options, "options")?;
+        let rgba = super::reduce::display_rgba(values, &options).map_err(err)?;
+        Ok(js_sys::Uint8Array::from(rgba.as_slice()))
     }
 
     /// Single-sideband ptychography of the acquisition opened by `stemInfo` (frames streamed

@@ -3,12 +3,14 @@
 //!
 //! JS: `H5Session.open(files)` → `tree(name)`, `stemInfo(master)`, `readFrames(first, n)`,
 //! `streamStart()` + `streamNext(maxFrames)` (one batch per call, so the worker yields between
-//! batches and sees a cancel), `ssb(options)` (single-sideband ptychography of the open
+//! batches and sees a cancel), `reduce(options)` (the CLI's 4D-STEM products, [`reduce`]),
+//! `display(values, options)` (RGBA), `ssb(options)` (single-sideband ptychography of the open
 //! acquisition, [`ssb`]). The npm wrapper drives it from its worker (`web/src/worker.ts`).
 
 mod info;
 #[cfg(target_arch = "wasm32")]
 mod js;
+pub mod reduce;
 mod session;
 pub mod ssb;
 #[cfg(target_arch = "wasm32")]

@@ -3,67 +3,19 @@
 //! uncompressed, little-endian) and display-scaled 8-bit RGBA PNG (the `png` crate, with the
 //! workspace's colormap mapping).
 //!
-//! The `.npy` writer repeats the few lines of `crates/cli/src/npy.rs` rather than moving them
-//! into a shared crate: the only crate both binaries share is `scatterlab-stem`, and a file
-//! format writer does not belong in the reduction library.
+//! The `.npy` bytes come from the workspace's one writer, [`scatterlab_core::npy`] (the CLI
+//! writes its products with it too).
 
+use scatterlab_core::npy::NpyElement;
 use scatterlab_stem::reduce::colormap::colorize;
 
 use super::ExportError;
 use crate::stem::view::Display;
 
-/// An element type `.npy` files are written with.
-pub trait NpyElement: Copy {
-    /// NumPy's `descr` of the type (little-endian).
-    const DESCR: &'static str;
-    /// Appends the little-endian bytes of `self`.
-    fn put_le(self, out: &mut Vec<u8>);
-}
-
-impl NpyElement for u64 {
-    const DESCR: &'static str = "<u8";
-    fn put_le(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_le_bytes());
-    }
-}
-
-impl NpyElement for f64 {
-    const DESCR: &'static str = "<f8";
-    fn put_le(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_le_bytes());
-    }
-}
-
-impl NpyElement for f32 {
-    const DESCR: &'static str = "<f4";
-    fn put_le(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_le_bytes());
-    }
-}
-
 /// The bytes of a `.npy` file (format 1.0, C order) holding `values` of `shape`.
 pub fn npy_bytes<T: NpyElement>(shape: &[usize], values: &[T]) -> Result<Vec<u8>, ExportError> {
     check_len("npy", shape, values.len())?;
-    let dims: Vec<String> = shape.iter().map(ToString::to_string).collect();
-    let shape_text = match dims.as_slice() {
-        [one] => format!("({one},)"),
-        _ => format!("({})", dims.join(", ")),
-    };
-    let mut header = format!("{{'descr': '{}', 'fortran_order': False, 'shape': {shape_text}, }}", T::DESCR);
-    // Magic (6) + version (2) + header length (2) + header + '\n' end on a 64-byte boundary.
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let header_len = u16::try_from(header.len()).map_err(|_| ExportError::Encode { format: "npy", message: format!("header of {} bytes", header.len()) })?;
-    let mut out = Vec::with_capacity(10 + header.len() + std::mem::size_of_val(values));
-    out.extend_from_slice(b"\x93NUMPY\x01\x00");
-    out.extend_from_slice(&header_len.to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    for &v in values {
-        v.put_le(&mut out);
-    }
-    Ok(out)
+    scatterlab_core::npy::npy_bytes(shape, values).map_err(|e| ExportError::Encode { format: "npy", message: e.to_string() })
 }
 
 /// The bytes of a single-image, uncompressed 32-bit float greyscale TIFF of `values`

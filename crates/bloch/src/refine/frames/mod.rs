@@ -32,7 +32,7 @@ use super::RefineError;
 use crate::beams::{g_vector, lab_reciprocal_basis, mat3_mul, norm, rotation_x, tilt_angles_deg, Hkl, Mat3};
 use crate::crystal::Cell;
 use crate::frame::{Frame, Segment};
-use crate::geometry::{Optics, ELECTRON_MASS, ELEMENTARY_CHARGE, PLANCK, SPEED_OF_LIGHT};
+use crate::geometry::Optics;
 use crate::gradient::FramePlan;
 use crate::pattern::Method;
 use crate::solve::Solver;
@@ -51,9 +51,7 @@ pub const GRID_MARGIN_INV_A: f64 = 0.5;
 /// Beam energy (eV) of a relativistic electron of wavelength `wavelength_a` (Å): the exact inverse
 /// of [`crate::geometry::wavelength_a`].
 pub fn wavelength_to_energy_ev(wavelength_a: f64) -> f64 {
-    let rest = ELECTRON_MASS * SPEED_OF_LIGHT * SPEED_OF_LIGHT;
-    let hc_over_lambda = PLANCK * SPEED_OF_LIGHT / (wavelength_a * 1e-10);
-    ((rest * rest + hc_over_lambda * hc_over_lambda).sqrt() - rest) / ELEMENTARY_CHARGE
+    scatterlab_core::units::electron_energy_ev(wavelength_a)
 }
 
 /// `energy_ev` snapped onto the nearest standard voltage when within [`ENERGY_SNAP_TOLERANCE`].

@@ -1,10 +1,13 @@
-//! Small dense symmetric positive-definite algebra for the fitters (n ≲ 50 parameters).
+//! Small dense symmetric positive-definite algebra for the least-squares fitters' normal
+//! equations (the reflectivity fits' LM and the Bloch refinement's: n = the parameter count, a few
+//! to a few hundred), in one place for both.
 //!
-//! Why not faer: these are ≤ 50×50 normal-equation matrices solved a few hundred times per fit; a
-//! 40-line Cholesky is exact enough (f64, pivot check) and keeps a large dependency out of the
-//! refl crate's wasm bundle. The Bloch crate, with real eigenproblems, uses faer.
+//! Why not faer: these matrices are solved a few hundred times per fit, where the model
+//! evaluations dominate by orders of magnitude; a 40-line Cholesky is exact enough (f64, pivot
+//! check) and keeps a large dependency out of the reflectivity crate's wasm bundle.
 
-/// Cholesky factor L (row-major, lower) of a symmetric positive-definite `a`; None if not SPD.
+/// The lower Cholesky factor L (row-major) of symmetric `a`, or `None` when it is not positive
+/// definite (a pivot ≤ 0 or not finite).
 pub fn cholesky(a: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
     let n = a.len();
     let mut l = vec![vec![0.0; n]; n];
@@ -24,8 +27,8 @@ pub fn cholesky(a: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
     Some(l)
 }
 
-/// Solves L Lᵀ x = b.
-pub fn cholesky_solve(l: &[Vec<f64>], b: &[f64]) -> Vec<f64> {
+/// x with L Lᵀ x = b for a Cholesky factor `l` of [`cholesky`].
+pub fn solve_factored(l: &[Vec<f64>], b: &[f64]) -> Vec<f64> {
     let n = l.len();
     let mut y = vec![0.0; n];
     for i in 0..n {
@@ -38,7 +41,7 @@ pub fn cholesky_solve(l: &[Vec<f64>], b: &[f64]) -> Vec<f64> {
     x
 }
 
-/// The inverse of an SPD matrix, via its Cholesky factor; None if not SPD.
+/// The inverse of a symmetric positive-definite matrix via its Cholesky factor; `None` if not SPD.
 pub fn spd_inverse(a: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
     let l = cholesky(a)?;
     let n = a.len();
@@ -46,7 +49,7 @@ pub fn spd_inverse(a: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
     for j in 0..n {
         let mut e = vec![0.0; n];
         e[j] = 1.0;
-        let col = cholesky_solve(&l, &e);
+        let col = solve_factored(&l, &e);
         for i in 0..n {
             inv[i][j] = col[i];
         }
@@ -63,12 +66,23 @@ mod tests {
         let n = 6;
         let a: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|j| 1.0 / (i + j + 1) as f64 + if i == j { 1.0 } else { 0.0 }).collect()).collect();
         let inv = spd_inverse(&a).unwrap();
-        for i in 0..n {
+        for (i, row) in a.iter().enumerate() {
             for j in 0..n {
-                let p: f64 = (0..n).map(|k| a[i][k] * inv[k][j]).sum();
+                let p: f64 = row.iter().zip(&inv).map(|(aik, inv_k)| aik * inv_k[j]).sum();
                 assert!((p - if i == j { 1.0 } else { 0.0 }).abs() < 1e-13, "{i} {j} {p}");
             }
         }
+    }
+
+    #[test]
+    fn solves_a_badly_scaled_system_and_refuses_an_indefinite_one() {
+        let a = vec![vec![4e6, 2e3, 0.0], vec![2e3, 3.0, 1e-3], vec![0.0, 1e-3, 2e-6]];
+        let x = solve_factored(&cholesky(&a).unwrap(), &[1.0, 2.0, 3.0]);
+        for i in 0..3 {
+            let ax: f64 = (0..3).map(|j| a[i][j] * x[j]).sum();
+            assert!((ax - [1.0, 2.0, 3.0][i]).abs() < 1e-9, "{ax}");
+        }
         assert!(cholesky(&[vec![1.0, 2.0], vec![2.0, 1.0]]).is_none());
+        assert!(cholesky(&[vec![f64::NAN]]).is_none());
     }
 }
