@@ -1,5 +1,5 @@
 // Parratt recursion for uniaxial layers (optic axis along z), f32.
-// CPU f64 twin: crates/refl/src/cpu.rs — the same steps, in the same order:
+// CPU f64 twin: crates/refl/src/cpu/mod.rs — the same steps, in the same order:
 //   chi = eps - 1 = -2 delta + 2i beta;  Q2 = (q/2)^2
 //   s: kz^2 = chi_o k0^2 + Q2;  p: kz^2 = (eps_o/eps_e)(chi_e k0^2 + Q2);  root with Im kz >= 0
 //   r = (k_a^2 - k_b^2)/(k_a + k_b)^2 with the squared difference formed without cancellation
