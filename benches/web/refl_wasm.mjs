@@ -2,8 +2,9 @@
 // The CPU f64 reflectivity engine as wasm in headless Chromium, on refloxide's shape (N = 1 and
 // 10,000 slabs), so scripts/bench.sh can set it beside refl_bench's native CPU column.
 //   node benches/web/refl_wasm.mjs ['{"native_cpu": {"1": s, "10000": s}}']
-// Needs dist/pkg (scripts/build-web.sh). Prints a table, then one JSON line {"wasm_cpu": {N: s}};
-// given refl_bench's native JSON line, the table also shows native seconds and wasm/native.
+// Needs dist/pkg (scripts/build-web.sh), or SCATTERLAB_BENCH_PKG=<folder under the repository
+// root> for another wasm-bindgen output (a before/after comparison). Prints a table, then one
+// JSON line {"wasm_cpu": {N: s}}; given refl_bench's native JSON line, the table also shows native seconds and wasm/native.
 import { CHROMIUM_BASE_ARGS, launchBrowser, startServer } from "../../tests/e2e/harness.mjs";
 
 const SIZES = [1, 10_000];
@@ -17,11 +18,12 @@ const wasm = {};
 try {
   const page = await browser.context.newPage();
   browser.watch(page, "refl_wasm");
-  await page.goto(`${server.url}benches/web/refl_wasm.html`, { waitUntil: "load" });
+  const pkg = process.env.SCATTERLAB_BENCH_PKG ? `?pkg=/${encodeURIComponent(process.env.SCATTERLAB_BENCH_PKG).replaceAll("%2F", "/")}` : "";
+  await page.goto(`${server.url}benches/web/refl_wasm.html${pkg}`, { waitUntil: "load" });
   await page.waitForFunction(() => window.reflBenchReady || window.reflBenchError, null, { timeout: 60_000, polling: 100 });
   const error = await page.evaluate(() => window.reflBenchError);
   if (error) throw new Error(`wasm did not start: ${error}`);
-  console.log(`wasm in Chromium ${browser.context.browser()?.version() ?? "?"}, refloxide shape: 250 eV, 256 q, vacuum | N uniaxial slabs | Si`);
+  console.log(`wasm (${process.env.SCATTERLAB_BENCH_PKG ?? "dist/pkg"}) in Chromium ${browser.context.browser()?.version() ?? "?"}, refloxide shape: 250 eV, 256 q, vacuum | N uniaxial slabs | Si`);
   const row = (...cells) => console.log(cells.map((c, i) => String(c).padStart(i === 0 ? 7 : 12)).join(" "));
   row("N", "wasm s", "µs/step", "calls/run", ...(native ? ["native s", "wasm/native"] : []));
   for (const n of SIZES) {

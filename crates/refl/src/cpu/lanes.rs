@@ -1,6 +1,8 @@
 //! The production CPU path: the same recursion as [`super::point`], evaluated on blocks of
 //! [`L`] q values at once so the compiler can vectorise it (AVX-512 or AVX2+FMA selected at run
-//! time on x86-64; plain code elsewhere, wasm included). Tests hold it to the scalar reference.
+//! time on x86-64; f64x2 intrinsics in wasm built with simd128 (`cpu/simd128/`, chosen at
+//! compile time: wasm has no run-time feature detection); plain code elsewhere). Tests hold it to
+//! the scalar reference.
 
 use super::vmath::{lanes, Cv, L, V};
 use super::{InterfaceTerms, LayerTerms};
@@ -19,6 +21,17 @@ pub(super) fn curve(layers: &[LayerTerms], interfaces: &[InterfaceTerms], q: &[f
         unsafe { curve_avx2(layers, interfaces, q, r_s, r_p) };
         return;
     }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        super::simd128::curve(layers, interfaces, q, r_s, r_p);
+        return;
+    }
+    #[allow(unreachable_code)]
+    curve_portable(layers, interfaces, q, r_s, r_p);
+}
+
+/// The plain lanes whatever the target offers: the baseline every SIMD path must equal bit for bit.
+pub(super) fn curve_plain(layers: &[LayerTerms], interfaces: &[InterfaceTerms], q: &[f64], r_s: &mut [f64], r_p: &mut [f64]) {
     curve_portable(layers, interfaces, q, r_s, r_p);
 }
 

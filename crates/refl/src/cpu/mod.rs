@@ -11,6 +11,8 @@
 //! * From the substrate up: X ← (r + X φ)/(1 + r X φ), φ = exp(2i k_b d_b); R = |X|².
 
 mod lanes;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128;
 mod vmath;
 
 use num_complex::Complex64 as C64;
@@ -145,19 +147,35 @@ fn point(layers: &[LayerTerms], interfaces: &[InterfaceTerms], q: f64) -> (f64, 
 /// Computes one curve on the CPU in f64. The request must already be validated
 /// (see [`CurveRequest::validate`]); [`crate::compute`] does that.
 pub fn reflectivity_unchecked(request: &CurveRequest<'_>) -> Reflectivity {
+    evaluate(request, lanes::curve)
+}
+
+/// A lanes entry point: fills R_s and R_p (the last two slices) for every q.
+type LanesCurve = fn(&[LayerTerms], &[InterfaceTerms], &[f64], &mut [f64], &mut [f64]);
+
+/// One curve through `curve`, or point by point for underflowing q.
+fn evaluate(request: &CurveRequest<'_>, curve: LanesCurve) -> Reflectivity {
     let (layers, interfaces) = prepare(request);
     let n = request.q.len();
     let mut out = Reflectivity { r_s: vec![0.0; n], r_p: vec![0.0; n] };
     // The vectorised path squares kz²; keep absurdly small q (valid, but underflowing) on the
     // scalar path, which guards with hypot.
     if request.q.iter().all(|&q| q > 1e-60) {
-        lanes::curve(&layers, &interfaces, request.q, &mut out.r_s, &mut out.r_p);
+        curve(&layers, &interfaces, request.q, &mut out.r_s, &mut out.r_p);
     } else {
         for (i, &q) in request.q.iter().enumerate() {
             (out.r_s[i], out.r_p[i]) = point(&layers, &interfaces, q);
         }
     }
     out
+}
+
+/// Validates and computes one curve with the plain-code lanes, bypassing the SIMD-specific paths
+/// (the AVX2/AVX-512 builds of the same code, the wasm simd128 intrinsics): the baseline those
+/// paths are tested against bit for bit (`crates/web/tests/browser_cpu_simd.rs` in the browser).
+pub fn reflectivity_plain_lanes(request: &CurveRequest<'_>) -> Result<Reflectivity, crate::ReflError> {
+    request.validate()?;
+    Ok(evaluate(request, lanes::curve_plain))
 }
 
 /// The scalar reference recursion, point by point (slow; for tests of the vectorised path).
