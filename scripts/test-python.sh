@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python extension (crates/py): builds it into setup.sh's venv with `maturin develop` (the dev
 # profile, dependencies optimised, as `cargo test`), makes sure the CLI exists (the tests compare
-# with `scatterlab stem reduce`), and runs pytest crates/py/tests.
+# with `scatterlab stem reduce` and `scatterlab refl fit`), and runs pytest crates/py/tests
+# (4D-STEM reductions, reflectivity fits with scipy/emcee, sharded Bloch loss and gradient).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh

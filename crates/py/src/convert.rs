@@ -2,7 +2,7 @@
 //! Dask, pickle and users see ordinary data; reading one back checks every key and dtype and names
 //! the one that is wrong.
 
-use numpy::{IntoPyArray, PyArray1, PyArrayMethods};
+use numpy::{IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -66,7 +66,29 @@ fn array<'py, T: numpy::Element + Copy>(obj: &Bound<'py, PyAny>, key: &str, dtyp
     Ok(arr.readonly().as_slice().map_err(|_| wrong())?.to_vec())
 }
 
-fn describe(obj: &Bound<'_, PyAny>) -> String {
+/// A vector and a matrix handed to Python (residuals and Jacobian, per-frame losses and gradients).
+pub(crate) type VectorAndMatrix<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, numpy::PyArray2<f64>>);
+
+/// A float64 array of `ndim` dimensions copied out row-major, with its shape. Arrays that are
+/// unaligned or strided (Dask's out-of-band pickle buffers, slices) are copied by NumPy first:
+/// a view of them through a slice would be undefined.
+pub(crate) fn floats(obj: &Bound<'_, PyAny>, ndim: usize, what: &str) -> PyResult<(Vec<f64>, Vec<usize>)> {
+    let wrong = || PyTypeError::new_err(format!("{what} must be a {ndim}-D float64 array (got {})", describe(obj)));
+    let arr = obj.cast::<PyArrayDyn<f64>>().map_err(|_| wrong())?;
+    if arr.ndim() != ndim {
+        return Err(wrong());
+    }
+    let flags = obj.getattr("flags")?;
+    let plain = flags.getattr("aligned")?.extract::<bool>()? && flags.getattr("c_contiguous")?.extract::<bool>()?;
+    let owned = if plain { obj.clone() } else { obj.call_method0("copy")? };
+    let arr = owned.cast::<PyArrayDyn<f64>>().map_err(|_| wrong())?;
+    let shape = arr.shape().to_vec();
+    let values = arr.readonly().as_slice().map_err(|_| wrong())?.to_vec();
+    Ok((values, shape))
+}
+
+/// How `obj` looks in an error message: "2-D float32" for an array, else its type name.
+pub(crate) fn describe(obj: &Bound<'_, PyAny>) -> String {
     let dtype = obj.getattr("dtype").and_then(|d| d.str()).map(|s| s.to_string());
     let ndim = obj.getattr("ndim").and_then(|n| n.extract::<usize>());
     match (dtype, ndim) {
@@ -82,7 +104,8 @@ pub fn from_dict(d: &Bound<'_, PyAny>) -> PyResult<Tagged> {
     let count: usize = scalar(d, "count", "a frame count")?;
     let mut detectors = Vec::new();
     for entry in item(d, "detectors")?.try_iter()? {
-        let (name, pixels, values): (String, usize, Bound<'_, PyAny>) = entry?.extract().map_err(|_| PyTypeError::new_err("partial products: 'detectors' must hold (name, pixels, array) triples"))?;
+        let (name, pixels, values): (String, usize, Bound<'_, PyAny>) =
+            entry?.extract().map_err(|_| PyTypeError::new_err("partial products: 'detectors' must hold (name, pixels, array) triples"))?;
         let key = format!("detectors[{name}]");
         detectors.push((name, pixels, array::<u64>(&values, &key, "uint64")?));
     }

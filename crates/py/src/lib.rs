@@ -2,17 +2,21 @@
 //! GIL while it runs, so the threads of a Dask worker reduce in parallel; partial products travel
 //! as plain dicts of NumPy arrays, which Dask pickles between processes without help.
 //!
-//! The pure-Python package `scatterlab` (python/scatterlab) wraps this module; see its `stem`
-//! and `dask` modules for the documented API.
+//! The pure-Python package `scatterlab` (python/scatterlab) wraps this module; see its `stem`,
+//! `refl`, `bloch` and `dask` modules for the documented API.
 
 use pyo3::prelude::*;
 
+mod bloch;
 mod convert;
+mod refl;
 mod stem;
 
 /// The extension module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    stem::register(m)
+    stem::register(m)?;
+    refl::register(m)?;
+    bloch::register(m)
 }

@@ -17,6 +17,12 @@ def stem_dir() -> Path:
     return Path(root) / "stem"
 
 
+def fixtures_dir(kind: str) -> Path:
+    """$SCATTERLAB_FIXTURES/<kind>, else the repository's ../shared/fixtures/<kind> (refl, bloch)."""
+    root = os.environ.get("SCATTERLAB_FIXTURES") or REPO.parent / "shared" / "fixtures"
+    return Path(root) / kind
+
+
 def cli_binary() -> Path:
     """$SCATTERLAB_CLI, else the newest `scatterlab` in the cargo target dir (scripts/env.sh's)."""
     if os.environ.get("SCATTERLAB_CLI"):

@@ -5,11 +5,15 @@ Modules:
 
 - :mod:`scatterlab.stem` -- 4D-STEM reductions by frame range, their exact merge and the
   products of ``scatterlab stem reduce``.
-- :mod:`scatterlab.dask` -- the same reduction with Dask futures.
+- :mod:`scatterlab.refl` -- the reflectivity fit objective (χ² of a population, residuals,
+  Jacobian) for scipy/emcee/bumps, and whole fits as ``scatterlab refl fit`` runs them.
+- :mod:`scatterlab.bloch` -- per-frame loss and gradient of a Bloch-wave refinement.
+- :mod:`scatterlab.dask` -- the same reduction, batches of fits and sharded Bloch frames with
+  Dask futures.
 """
 
-from . import _native, stem
+from . import _native, bloch, refl, stem
 
 __version__ = _native.__version__
 
-__all__ = ["stem", "__version__"]
+__all__ = ["stem", "refl", "bloch", "__version__"]
