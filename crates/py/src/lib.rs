@@ -11,6 +11,7 @@ mod bloch;
 mod convert;
 mod refl;
 mod stem;
+mod stem_frames;
 
 /// The extension module.
 #[pymodule]

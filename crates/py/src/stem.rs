@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use scatterlab_core::CancelToken;
 use scatterlab_stem::load::{Acquisition, DirFileSet, Hints, LoadError, LoadRecord};
-use scatterlab_stem::reduce::{auto_probe, finish, merge as merge_parts, reduce_range as reduce_frames, resolve_geometry, ReduceOptions};
+use scatterlab_stem::reduce::{auto_probe, finish, merge as merge_parts, reduce_range as reduce_frames, resolve_geometry, Geometry, ReduceOptions, VirtualDetector};
 
 use crate::convert::{from_dict, to_dict, Tagged};
 
@@ -22,6 +22,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(probe, m)?)?;
     m.add_function(wrap_pyfunction!(products, m)?)?;
+    crate::stem_frames::register(m)?;
     Ok(())
 }
 
@@ -32,11 +33,11 @@ fn load_err(e: LoadError) -> PyErr {
     }
 }
 
-fn value_err(e: impl std::fmt::Display) -> PyErr {
+pub(crate) fn value_err(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
-fn open(master: &str) -> PyResult<(DirFileSet, Acquisition)> {
+pub(crate) fn open(master: &str) -> PyResult<(DirFileSet, Acquisition)> {
     let path = PathBuf::from(master);
     if !path.is_file() {
         return Err(PyFileNotFoundError::new_err(format!("{master}: no such master file")));
@@ -72,6 +73,22 @@ fn info<'py>(py: Python<'py>, master: &str) -> PyResult<Bound<'py, PyDict>> {
 #[pyfunction]
 #[pyo3(signature = (master, first, count, center=None, bf=None, adf=None))]
 fn reduce_range<'py>(py: Python<'py>, master: &str, first: u64, count: u64, center: Option<(f64, f64)>, bf: Option<f64>, adf: Option<(f64, f64)>) -> PyResult<Bound<'py, PyDict>> {
+    check_geometry(center, bf, adf)?;
+    let tagged = py.detach(|| -> PyResult<Tagged> {
+        let (_, acq) = open(master)?;
+        let end = first.checked_add(count).ok_or_else(|| PyValueError::new_err(format!("frames {first}..+{count}: past any acquisition")))?;
+        if let Some(p) = acq.parts().iter().find(|p| !p.is_present() && p.first_frame < end && first < p.first_frame + p.n_frames) {
+            return Err(PyFileNotFoundError::new_err(format!("frames {first}..{end} of {master}: data file {} is missing", p.file)));
+        }
+        let (options, geometry, detectors) = detectors_of(&acq, center, bf, adf)?;
+        let partial = reduce_frames(&acq, first..end, &detectors, options.mask, &CancelToken::new()).map_err(value_err)?;
+        Ok(Tagged { master: master.to_owned(), partial, geometry })
+    })?;
+    to_dict(py, tagged)
+}
+
+/// Checks the geometry arguments of a reduction: finite numbers, a positive BF radius.
+pub(crate) fn check_geometry(center: Option<(f64, f64)>, bf: Option<f64>, adf: Option<(f64, f64)>) -> PyResult<()> {
     let finite = |v: f64, what: &str| if v.is_finite() { Ok(()) } else { Err(PyValueError::new_err(format!("{what} must be finite (got {v})"))) };
     for (v, what) in center.iter().flat_map(|c| [(c.0, "center row"), (c.1, "center col")]).chain(adf.iter().flat_map(|a| [(a.0, "adf inner"), (a.1, "adf outer")])) {
         finite(v, what)?;
@@ -79,19 +96,21 @@ fn reduce_range<'py>(py: Python<'py>, master: &str, first: u64, count: u64, cent
     if bf.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
         return Err(PyValueError::new_err(format!("bf: the BF radius must be a positive number (got {})", bf.unwrap_or(f64::NAN))));
     }
-    let tagged = py.detach(|| -> PyResult<Tagged> {
-        let (_, acq) = open(master)?;
-        let end = first.checked_add(count).ok_or_else(|| PyValueError::new_err(format!("frames {first}..+{count}: past any acquisition")))?;
-        if let Some(p) = acq.parts().iter().find(|p| !p.is_present() && p.first_frame < end && first < p.first_frame + p.n_frames) {
-            return Err(PyFileNotFoundError::new_err(format!("frames {first}..{end} of {master}: data file {} is missing", p.file)));
-        }
-        let options = ReduceOptions { center: center.map(|c| [c.0, c.1]), bf_radius: bf, adf: adf.map(|a| [a.0, a.1]), ..Default::default() };
-        let geometry = if center.is_some() && bf.is_some() { Some(resolve_geometry(&acq, &options, None).map_err(value_err)?) } else { None };
-        let detectors = geometry.map(|g| g.detectors()).unwrap_or_default();
-        let partial = reduce_frames(&acq, first..end, &detectors, options.mask, &CancelToken::new()).map_err(value_err)?;
-        Ok(Tagged { master: master.to_owned(), partial, geometry })
-    })?;
-    to_dict(py, tagged)
+    Ok(())
+}
+
+/// The options, geometry and virtual detectors of a reduction of `acq`: the standard detectors
+/// with `center` and `bf`, none without (the probe's pass).
+pub(crate) fn detectors_of(
+    acq: &Acquisition,
+    center: Option<(f64, f64)>,
+    bf: Option<f64>,
+    adf: Option<(f64, f64)>,
+) -> PyResult<(ReduceOptions, Option<Geometry>, Vec<VirtualDetector>)> {
+    let options = ReduceOptions { center: center.map(|c| [c.0, c.1]), bf_radius: bf, adf: adf.map(|a| [a.0, a.1]), ..Default::default() };
+    let geometry = if center.is_some() && bf.is_some() { Some(resolve_geometry(acq, &options, None).map_err(value_err)?) } else { None };
+    let detectors = geometry.map(|g| g.detectors()).unwrap_or_default();
+    Ok((options, geometry, detectors))
 }
 
 /// Reads `parts` back and merges them in Rust (they must cover the acquisition exactly once).
@@ -105,7 +124,10 @@ fn merged(py: Python<'_>, parts: &Bound<'_, PyAny>) -> PyResult<Tagged> {
     };
     let (master, geometry) = (head.master.clone(), head.geometry);
     if let Some(t) = tagged.iter().find(|t| t.master != master || t.geometry != geometry) {
-        return Err(PyValueError::new_err(format!("merge: the part of frames {}.. ({}) was reduced from another file or geometry than the first ({master})", t.partial.first, t.master)));
+        return Err(PyValueError::new_err(format!(
+            "merge: the part of frames {}.. ({}) was reduced from another file or geometry than the first ({master})",
+            t.partial.first, t.master
+        )));
     }
     py.detach(|| {
         let (_, acq) = open(&master)?;
@@ -137,7 +159,9 @@ fn probe(py: Python<'_>, parts: &Bound<'_, PyAny>) -> PyResult<((f64, f64), f64)
 #[pyfunction]
 fn products<'py>(py: Python<'py>, parts: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     let m = merged(py, parts)?;
-    let geometry = m.geometry.ok_or_else(|| PyValueError::new_err("products: the parts were reduced without detectors; give reduce_range the center and bf (scatterlab.stem.probe finds them)"))?;
+    let geometry = m
+        .geometry
+        .ok_or_else(|| PyValueError::new_err("products: the parts were reduced without detectors; give reduce_range the center and bf (scatterlab.stem.probe finds them)"))?;
     let n_parts = parts.len().unwrap_or(0);
     let out = py.detach(|| -> PyResult<_> {
         let (files, acq) = open(&m.master)?;

@@ -10,6 +10,10 @@ Modules:
 - :mod:`scatterlab.bloch` -- per-frame loss and gradient of a Bloch-wave refinement.
 - :mod:`scatterlab.dask` -- the same reduction, batches of fits and sharded Bloch frames with
   Dask futures.
+- :mod:`scatterlab.libertem` -- the same fused pass as a LiberTEM UDF (``FusedUDF``; needs the
+  optional LiberTEM, imported on use: ``import scatterlab.libertem``).
+
+Running on a cluster (dask-jobqueue, dask-mpi, LiberTEM) and its cost model: docs/cluster.md.
 """
 
 from . import _native, bloch, refl, stem

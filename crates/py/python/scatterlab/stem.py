@@ -21,7 +21,7 @@ import numpy as np
 
 from . import _native
 
-__all__ = ["info", "reduce_range", "merge", "merge_partials", "probe", "reduce", "split"]
+__all__ = ["info", "reduce_range", "reduce_frames", "merge", "merge_partials", "probe", "reduce", "split"]
 
 
 def info(master: str | os.PathLike) -> dict:
@@ -41,6 +41,17 @@ def reduce_range(master: str | os.PathLike, first: int, count: int, *, center=No
     adf = None if adf is None else _pair(adf, "adf")
     bf = None if bf is None else _real(bf, "bf")
     return _native.reduce_range(os.fspath(master), _index(first, "first"), _index(count, "count"), center, bf, adf)
+
+
+def reduce_frames(master: str | os.PathLike, first: int, frames, *, center=None, bf=None, adf=None) -> dict:
+    """Partial products of in-memory ``frames`` (``ndarray[n, det_rows, det_cols]`` of uint8,
+    uint16 or uint32, raw counts), taken as frames ``[first, first + n)`` of ``master``: what
+    :func:`reduce_range` gives for those frames (the pixel mask of ``master`` applied), for
+    engines that read the data themselves (:class:`scatterlab.libertem.FusedUDF`)."""
+    center = None if center is None else _pair(center, "center")
+    adf = None if adf is None else _pair(adf, "adf")
+    bf = None if bf is None else _real(bf, "bf")
+    return _native.reduce_frames(os.fspath(master), _index(first, "first"), frames, center, bf, adf)
 
 
 def merge_partials(parts: Iterable[dict]) -> dict:
