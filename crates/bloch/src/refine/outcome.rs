@@ -95,7 +95,9 @@ pub struct RefineResult {
     pub iterations: usize,
     /// Model evaluations (each solves every frame).
     pub evaluations: usize,
-    /// Why the run stopped (`converged`, `stationary`, `max_iterations`, …).
+    /// Why the run stopped (`converged`, `stationary`, `max_iterations`, …), or `paused` when a
+    /// stepped caller (the app's Refine button with a step budget) stopped stepping a refiner that
+    /// has not stopped itself and can resume.
     pub stop: String,
     /// Wall time (s) of the refinement, loading excluded.
     pub seconds: f64,
@@ -299,7 +301,7 @@ pub fn finish(refiner: &super::Refiner, seconds: f64) -> Result<Finished, super:
         atoms: atoms(&refiner.state().asu),
         iterations: refiner.iterations(),
         evaluations: refiner.evaluations() + 2,
-        stop: refiner.stop_reason().map_or("running", |s| s.name()).to_owned(),
+        stop: refiner.stop_reason().map_or("paused", |s| s.name()).to_owned(),
         seconds,
         device: "cpu".to_owned(),
         optimizer: refiner.options().optimizer.name().to_owned(),
