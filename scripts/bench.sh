@@ -57,6 +57,22 @@ if [ -f dist/pkg/scatterlab_web.js ]; then
 fi
 # The 4D-STEM fused pass (dev_medium in memory) vs the plain-sum bandwidth, the GPU twin, numpy and py4DSTEM (goal >= 70 %).
 cargo run --release -q -p scatterlab-benches --bin stem_reduce_bench || echo "bench: STEM reduce benchmark failed"
+# 4D-STEM on Dask.distributed (issue 23): dev_medium ×16 on LocalCluster with 1 and 2 worker processes vs the
+# release CLI 16× (frames/s, GB/s, task CPU / CLI CPU, goal ≤ 1.15). setup.sh's venv runs it with a release
+# wheel of crates/py unpacked into a temporary folder (its `maturin develop` build is the dev profile). ~2 min.
+pyvenv="${SCATTERLAB_PY_VENV:-$HOME/.cache/scatterlab/py-venv}"
+if [ -x "$pyvenv/bin/maturin" ] && "$pyvenv/bin/python" -c "import numpy, distributed, psutil" 2>/dev/null; then
+  whl=$(mktemp -d)
+  if cargo build --release -q -p scatterlab-cli && (cd crates/py && "$pyvenv/bin/maturin" build --release --locked -q -o "$whl") >/dev/null 2>&1 \
+    && "$pyvenv/bin/python" -m zipfile -e "$whl"/scatterlab-*.whl "$whl/site"; then
+    PYTHONPATH="$whl/site" "$pyvenv/bin/python" benches/python/dask_stem.py "$CARGO_TARGET_DIR/release/scatterlab" || echo "bench: Dask 4D-STEM benchmark failed"
+  else
+    echo "bench: CLI or release wheel build failed; Dask 4D-STEM benchmark skipped"
+  fi
+  rm -rf "$whl"
+else
+  echo "bench: no venv with maturin and distributed at $pyvenv (scripts/setup.sh); Dask 4D-STEM benchmark skipped"
+fi
 # SSB ptychography (issue 19) on dev_medium: reconstruction with known aberrations (CPU one thread, GPU), the
 # full aberration fit (CPU all cores, GPU losses), py4DSTEM's SSB (the py4DSTEM venv above) on the same frames;
 # goals ≤ 0.2 s / ≤ 30 s, ratios to py4DSTEM and to quantem's recorded CUDA fit. ~5 min on 2 cores with
