@@ -12,11 +12,13 @@ use scatterlab_refl::fit::{self, Objective, ObjectiveOptions};
 use scatterlab_refl::model::Model;
 use scatterlab_refl::{Engine, ReflError};
 
+mod de_map;
 mod run;
 
 /// Registers the class and functions on the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ReflObjective>()?;
+    m.add_class::<de_map::ReflDeRun>()?;
     m.add_function(wrap_pyfunction!(run::refl_fit_task, m)?)?;
     Ok(())
 }

@@ -4,6 +4,9 @@
   with the same seeds, bit for bit (every value, stderr, χ², evaluation and generation count);
   one in-process `fit_task` equals its CLI run too. To keep the stage short these fit the
   fixture task thinned to every 4th q point (180 points, about 0.7 s a fit).
+- `fit_task(map=...)` with each DE generation's χ² computed by `client.map` tasks (two chunks of
+  rows a generation) on the two workers equals the in-process `fit_task` exactly; a `map` returning the wrong count raises
+  `MapError`.
 - scipy's `differential_evolution(vectorized=True)` on `chi2_batch` (100 generations, its
   L-BFGS-B polish) and `least_squares` with the exact Jacobian reach the CLI's χ² within 1 %;
   emcee (`vectorize=True`) samples around that optimum and meets it within 1 %.
@@ -87,6 +90,42 @@ def test_fits_on_workers_equal_sequential_cli_fits(client, cli_fits, small_task)
 
 def test_fit_task_in_process_equals_cli(cli_fits, small_task):
     assert_same_fit(refl.fit_task(small_task.read_text(), seed=3), cli_fits[3], "in-process seed 3")
+
+
+def test_de_map_hook_on_workers_equals_in_process_fit(client, small_task):
+    """`fit_task(map=...)`: every DE generation's χ² (and the start population's) computed by Dask
+    tasks on the two workers, selection in Rust, LM polish in-process: the in-process fit exactly."""
+    seed = 5
+    print(f"DE map= hook, seed {seed}")
+    want = refl.fit_task(small_task, seed=seed)
+    calls = []
+
+    def dask_map(f, rows):
+        # One Dask task per row costs ~6 ms of overhead against ~0.03 ms of χ² here (24 840 rows:
+        # minutes); two contiguous chunks a generation, one per worker, take seconds.
+        rows = list(rows)
+        calls.append(len(rows))
+        chunks = [rows[: len(rows) // 2], rows[len(rows) // 2 :]]
+
+        def chi2_rows(chunk):
+            return [f(x) for x in chunk]
+
+        return [e for part in client.gather(client.map(chi2_rows, chunks, pure=False)) for e in part]
+
+    with get_task_stream(client) as ts:
+        got = refl.fit_task(small_task, seed=seed, map=dask_map)
+    workers = {t["worker"] for t in ts.data}
+    print(f"χ² = {got['chi2']!r}, {got['generations']} generations, {got['evaluations']} evaluations, {len(calls)} map calls on {sorted(workers)}")
+    assert len(workers) == 2, f"only {workers} did work"
+    # The start population, then one call per generation, each of the whole population (15 × 12).
+    assert calls == [180] * (want["generations"] + 1)
+    assert_same_fit(got, want, f"map= seed {seed}")
+    assert got["stops"] == want["stops"]
+    # A map that drops a row breaks the contract: a named error, not a silently shorter population.
+    with pytest.raises(refl.MapError, match=r"map returned 179 χ² values for 180 rows"):
+        refl.fit_task(small_task, seed=seed, map=lambda f, rows: [f(x) for x in rows][:-1])
+    with pytest.raises(ValueError, match=r"map= applies to method 'de' only"):
+        refl.fit_task(small_task, method="lm", map=map)
 
 
 def test_objective_matches_the_fit(objective, cli_full):

@@ -7,13 +7,13 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use scatterlab_core::CancelToken;
-use scatterlab_refl::fit::{self, DeOptions, FitProgress, LmOptions, LmResult, McmcOptions, Objective, ObjectiveOptions};
+use scatterlab_refl::fit::{self, DeOptions, DeResult, FitProgress, LmOptions, LmResult, McmcOptions, Objective, ObjectiveOptions};
 use scatterlab_refl::Engine;
 
 use super::{load_model, refl_err};
 
 /// What one fit produced (the CLI's result file, less its timing and device).
-struct Outcome {
+pub(super) struct Outcome {
     names: Vec<String>,
     x: Vec<f64>,
     stderr: Vec<f64>,
@@ -24,6 +24,14 @@ struct Outcome {
     stops: Vec<String>,
     /// MCMC: acceptance, autocorrelation times, 68 % bounds, the LM values it started from.
     mcmc: Option<McmcSummary>,
+}
+
+impl Outcome {
+    /// Nothing fitted yet: the objective's names and point count.
+    fn new(objective: &Objective<'_>) -> Self {
+        let names = objective.names().iter().map(|s| s.to_string()).collect();
+        Outcome { names, x: Vec::new(), stderr: Vec::new(), chi2: f64::NAN, n_points: objective.n_points(), evaluations: 0, generations: None, stops: Vec::new(), mcmc: None }
+    }
 }
 
 struct McmcSummary {
@@ -50,9 +58,7 @@ fn run(text: &str, method: &str, seed: u64, log: bool, steps: usize) -> PyResult
     let objective = Objective::new(&model, ObjectiveOptions { log_transform: log, roughness_limit: None }).map_err(refl_err)?;
     let (engine, cancel, lm_options) = (Engine::Cpu, CancelToken::new(), LmOptions::default());
     let mut progress = |_: &FitProgress| {};
-    let names: Vec<String> = objective.names().iter().map(|s| s.to_string()).collect();
-    let mut out =
-        Outcome { names, x: Vec::new(), stderr: Vec::new(), chi2: f64::NAN, n_points: objective.n_points(), evaluations: 0, generations: None, stops: Vec::new(), mcmc: None };
+    let mut out = Outcome::new(&objective);
     match method {
         "lm" => {
             let r = fit::levenberg_marquardt(&objective, &objective.start(), &lm_options, &mut progress, &cancel).map_err(refl_err)?;
@@ -62,15 +68,7 @@ fn run(text: &str, method: &str, seed: u64, log: bool, steps: usize) -> PyResult
         "de" | "mcmc" => {
             let de =
                 pollster::block_on(fit::differential_evolution(&objective, engine, &DeOptions { seed, ..Default::default() }, None, &mut progress, &cancel)).map_err(refl_err)?;
-            let lm = fit::levenberg_marquardt(&objective, &de.x, &lm_options, &mut progress, &cancel).map_err(refl_err)?;
-            out.stops.push(if de.converged {
-                format!("DE converged in {} generations", de.generations)
-            } else {
-                format!("DE stopped at its generation limit ({})", de.generations)
-            });
-            out.stops.push(lm_stop(&lm, &lm_options));
-            out.generations = Some(de.generations);
-            let (x, chi2) = if lm.chi2 <= de.chi2 { (lm.x.clone(), lm.chi2) } else { (de.x.clone(), de.chi2) };
+            let (x, chi2, lm) = polish(&objective, &de, &mut out)?;
             if method == "de" {
                 (out.x, out.stderr, out.chi2, out.evaluations) = (x, lm.stderr, chi2, de.evaluations + lm.evaluations);
             } else {
@@ -93,7 +91,32 @@ fn run(text: &str, method: &str, seed: u64, log: bool, steps: usize) -> PyResult
         }
         other => return Err(PyValueError::new_err(format!("method '{other}': expected 'de', 'lm' or 'mcmc'"))),
     }
-    // As the CLI: never a silent NaN in a result.
+    checked(out)
+}
+
+/// The CLI's LM polish of a DE result: records DE's and LM's stops and the generations in `out`
+/// and returns the better of the two (x, χ²) with the LM result (its stderr is reported).
+fn polish(objective: &Objective<'_>, de: &DeResult, out: &mut Outcome) -> PyResult<(Vec<f64>, f64, LmResult)> {
+    let lm_options = LmOptions::default();
+    let lm = fit::levenberg_marquardt(objective, &de.x, &lm_options, &mut |_: &FitProgress| {}, &CancelToken::new()).map_err(refl_err)?;
+    out.stops.push(if de.converged { format!("DE converged in {} generations", de.generations) } else { format!("DE stopped at its generation limit ({})", de.generations) });
+    out.stops.push(lm_stop(&lm, &lm_options));
+    out.generations = Some(de.generations);
+    let (x, chi2) = if lm.chi2 <= de.chi2 { (lm.x.clone(), lm.chi2) } else { (de.x.clone(), de.chi2) };
+    Ok((x, chi2, lm))
+}
+
+/// Method "de" after a DE run driven elsewhere (the `map=` hook): the LM polish in-process, as
+/// [`refl_fit_task`] does after its own DE.
+pub(super) fn finish_de(objective: &Objective<'_>, de: &DeResult) -> PyResult<Outcome> {
+    let mut out = Outcome::new(objective);
+    let (x, chi2, lm) = polish(objective, de, &mut out)?;
+    (out.x, out.stderr, out.chi2, out.evaluations) = (x, lm.stderr, chi2, de.evaluations + lm.evaluations);
+    checked(out)
+}
+
+/// As the CLI: never a silent NaN in a result.
+fn checked(out: Outcome) -> PyResult<Outcome> {
     if !out.chi2.is_finite() {
         return Err(PyValueError::new_err(format!("the fit ended with a non-finite χ² ({}); the data or the model overflow at the fitted parameters", out.chi2)));
     }
@@ -114,6 +137,11 @@ pub fn refl_fit_task<'py>(py: Python<'py>, text: &str, method: &str, seed: u64, 
         return Err(PyValueError::new_err("steps: MCMC needs at least one step"));
     }
     let out = py.detach(|| run(text, method, seed, log, steps))?;
+    to_dict(py, out, method)
+}
+
+/// The result dict of [`refl_fit_task`] (the CLI's result file's fields).
+pub(super) fn to_dict<'py>(py: Python<'py>, out: Outcome, method: &str) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     let params = PyDict::new(py);
     for ((name, value), stderr) in out.names.iter().zip(&out.x).zip(&out.stderr) {
