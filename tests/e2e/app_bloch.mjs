@@ -101,7 +101,9 @@ try {
   check(`no main-thread task over ${LONG_TASK_MS} ms`, longTasks.every((d) => d <= LONG_TASK_MS), JSON.stringify(longTasks.map((d) => Math.round(d))));
   await shot("app_bloch_rocking.png");
   await command({ do: "blochRocking", n: 400 });
-  await until("two tilts", (s) => s.bloch.simulate.rocking.done >= 2);
+  // The command applies at the app's next frame: wait for the new 400-tilt sweep itself (the
+  // finished 100-tilt sweep's `done` and `running: false` would otherwise pass at once).
+  await until("two tilts", (s) => { const r = s.bloch.simulate.rocking; return r.running && r.total === 400 && r.done >= 2; });
   await command({ do: "blochRocking", cancel: true });
   const cancelled = await until("the cancel", (s) => !s.bloch.simulate.rocking.running);
   check("a cancelled sweep keeps its tilts", cancelled.bloch.simulate.rocking.result?.cancelled === true && cancelled.bloch.simulate.rocking.result.tilts < 400, JSON.stringify(cancelled.bloch.simulate.rocking.result));
