@@ -38,12 +38,12 @@ fi
 
 # The Python extension's tests (crates/py, scripts/test-python.sh): one venv outside the repository.
 py_venv="${SCATTERLAB_PY_VENV:-$HOME/.cache/scatterlab/py-venv}"
-# scipy and emcee: the reflectivity tests drive chi2_batch with their samplers/optimisers; libertem:
+# scipy, emcee and bumps: the reflectivity tests drive chi2_batch with their samplers/optimisers; libertem:
 # scatterlab.libertem.FusedUDF's test (it brings h5py + hdf5plugin, which the test reads frames with).
-if ! "$py_venv/bin/python" -c "import maturin, numpy, dask, distributed, pytest, scipy, emcee, libertem" 2>/dev/null; then
-  echo "setup: python venv $py_venv (maturin numpy dask distributed pytest scipy emcee libertem)"
+if ! "$py_venv/bin/python" -c "import maturin, numpy, dask, distributed, pytest, scipy, emcee, libertem, bumps" 2>/dev/null; then
+  echo "setup: python venv $py_venv (maturin numpy dask distributed pytest scipy emcee libertem bumps)"
   python3 -m venv "$py_venv"
-  "$py_venv/bin/pip" install -q --disable-pip-version-check maturin numpy dask distributed pytest scipy emcee libertem
+  "$py_venv/bin/pip" install -q --disable-pip-version-check maturin numpy dask distributed pytest scipy emcee libertem bumps
 fi
 
 if [ -f package.json ] && { [ ! -d node_modules ] || [ package.json -nt node_modules/.package-lock.json ]; }; then

@@ -9,7 +9,8 @@
   `MapError`.
 - scipy's `differential_evolution(vectorized=True)` on `chi2_batch` (100 generations, its
   L-BFGS-B polish) and `least_squares` with the exact Jacobian reach the CLI's χ² within 1 %;
-  emcee (`vectorize=True`) samples around that optimum and meets it within 1 %.
+  emcee (`vectorize=True`) samples around that optimum and meets it within 1 %; bumps' `FitDriver`
+  (DE, its `mapper` spreading each generation over the two Dask workers) reaches it too.
 - Bad input (a NaN in a row, a wrong width, a malformed task) raises a named exception, also on a
   worker, which survives it.
 """
@@ -191,6 +192,52 @@ def test_emcee_on_chi2_batch(objective, cli_full):
     print(f"emcee: best χ² {best!r}, acceptance {acceptance:.2f}, largest |median − value|/stderr {pulls.max():.2f}; CLI {target!r}")
     assert best <= 1.01 * target and 0.05 < acceptance < 0.95
     assert pulls.max() < 3
+
+
+def test_bumps_fitdriver_with_mapper(client, objective, cli_full):
+    """bumps' DE through `FitDriver(mapper=...)` on the batched objective, polished by bumps' LM,
+    reaches the CLI's χ² within 1 %; the same DE with each generation spread over the two Dask
+    workers by the mapper gives the in-process numbers exactly."""
+    pytest.importorskip("bumps")
+    from bumps.fitters import DEFit, FitDriver, LevenbergMarquardtFit
+
+    import scatterlab.bumps
+
+    target = cli_full["chi2"]
+    prob = scatterlab.bumps.problem(objective)
+    assert prob.labels() == objective.names
+    prob.setp(np.array([p["value"] for p in cli_full["parameters"].values()]))
+    np.testing.assert_allclose(2 * prob.nllf(), target, rtol=1e-12)
+
+    def de(seed, steps, mapper):
+        prob.setp(objective.start)  # bumps' DE seeds its population with the current point
+        np.random.seed(seed)  # bumps' DE draws from numpy's global generator
+        return FitDriver(DEFit, prob, monitors=[], mapper=mapper, steps=steps, pop=10).fit()
+
+    seed = 13
+    print(f"bumps DE seed {seed}")
+    best, nllf = de(seed, 1000, scatterlab.bumps.mapper(objective))
+    # bumps' Levenberg–Marquardt (on the fitness' residuals) finishes, as `refl fit` polishes DE.
+    prob.setp(best)
+    _, polished = FitDriver(LevenbergMarquardtFit, prob, monitors=[], steps=200).fit()
+    print(f"bumps DE: χ² = {2 * nllf!r}; LM {2 * polished!r}; CLI {target!r}")
+    assert 2 * polished <= 1.01 * target
+
+    calls = []
+
+    def dask_map(f, rows):
+        calls.append(len(rows))
+        half = len(rows) // 2
+        parts = client.gather(client.map(lambda chunk: [f(r) for r in chunk], [rows[:half], rows[half:]], pure=False))
+        return [v for part in parts for v in part]
+
+    want = de(seed, 20, scatterlab.bumps.mapper(objective))
+    with get_task_stream(client) as ts:
+        got = de(seed, 20, scatterlab.bumps.mapper(objective, map=dask_map))
+    workers = {t["worker"] for t in ts.data}
+    print(f"20 generations: χ² {2 * got[1]!r} over {len(calls)} mapper calls on {sorted(workers)}")
+    assert len(workers) == 2, f"only {workers} did work"
+    assert got[1] == want[1] and np.array_equal(got[0], want[0])
 
 
 def test_bad_input_raises_named_errors(client, objective):

@@ -7,6 +7,8 @@ Modules:
   products of ``scatterlab stem reduce``.
 - :mod:`scatterlab.refl` -- the reflectivity fit objective (χ² of a population, residuals,
   Jacobian) for scipy/emcee/bumps, and whole fits as ``scatterlab refl fit`` runs them.
+- :mod:`scatterlab.bumps` -- the objective as a bumps ``FitProblem`` and a population mapper
+  for ``FitDriver(mapper=...)`` (needs the optional bumps, imported on use).
 - :mod:`scatterlab.bloch` -- per-frame loss and gradient of a Bloch-wave refinement.
 - :mod:`scatterlab.dask` -- the same reduction, batches of fits and sharded Bloch frames with
   Dask futures.

@@ -8,7 +8,9 @@ Jacobian, so that external drivers run on scatterlab's model:
   (scipy hands a vectorised function an ``(p, S)`` array), ``least_squares(obj.residuals,
   x0, jac=obj.jacobian, bounds=obj.bounds.T)``;
 - emcee: ``EnsembleSampler(n, p, obj.log_probability, vectorize=True)``;
-- bumps / any ``mapper``: :meth:`Objective.chi2_batch` takes the whole population.
+- bumps: :func:`scatterlab.bumps.problem` and :func:`scatterlab.bumps.mapper` for
+  ``FitDriver(DEFit, problem, mapper=...)``; any other ``mapper``: :meth:`Objective.chi2_batch`
+  takes the whole population.
 
 :func:`fit_task` runs a whole fit as ``scatterlab refl fit`` does (same seed, same numbers), so a
 batch of fits spreads over Dask workers with ``client.map`` (see :func:`scatterlab.dask.fit_tasks`);
