@@ -1,41 +1,24 @@
 #!/usr/bin/env bash
 # Benchmarks against the peers, side by side in one run (shared/BENCHMARKS.md shapes).
 # Then the wasm build in headless Chromium, with the wasm/native ratio (goal ≤ 2×), and fitting the fixture task vs refnx.
-# Creates a Python ≥ 3.12 venv with refloxide (and refnx, pandas, polars) on first use; without one, the peer columns are "-".
+# The peers' venvs are made on first use by scripts/peer-venv.sh; a missing one is reported loudly
+# (and again at the end) and its columns are "-".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
+source scripts/peer-venv.sh
+# The reflectivity and decode peers share one Python >= 3.12 venv: refloxide, refnx (its compiled
+# Abeles kernel; periodictable, which its SLD helpers import at fit time), pandas and polars
+# (refloxide's refnx integration, used by python/refnx_fit.py), h5py + hdf5plugin (+ bitshuffle
+# for the per-chunk row) for python/h5py_decode.py.
 venv="$HOME/.cache/scatterlab/bench-venv"
-if [ ! -x "$venv/bin/python" ]; then
-  py=$(command -v python3.12 2>/dev/null || true)
-  [ -x "${py:-}" ] && "$py" --version >/dev/null 2>&1 || py=$(ls /root/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | head -1 || true)
-  if [ -n "${py:-}" ] && "$py" -m venv "$venv" && "$venv/bin/pip" install -q refloxide numpy; then
-    echo "bench: refloxide installed in $venv"
-  else
-    echo "bench: no Python >= 3.12 with refloxide; peer column skipped"; rm -rf "$venv"
-  fi
-fi
-# refnx (its compiled Abeles kernel, on the isotropic analogue of the shape) is a second peer column.
-if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c "import refnx" 2>/dev/null; then
-  "$venv/bin/pip" install -q refnx && echo "bench: refnx installed in $venv" || echo "bench: refnx not installed; its column is skipped"
-fi
-# refl_fit_bench's peer (python/refnx_fit.py) uses refloxide's refnx integration, which imports pandas and polars.
-if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c "import pandas, polars" 2>/dev/null; then
-  "$venv/bin/pip" install -q pandas polars && echo "bench: pandas, polars installed in $venv" || echo "bench: pandas/polars not installed; the refnx fit row is skipped"
-fi
-# stem_decode_bench's peer (python/h5py_decode.py): h5py + hdf5plugin, and bitshuffle for the per-chunk row.
-if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c "import h5py, hdf5plugin" 2>/dev/null; then
-  "$venv/bin/pip" install -q h5py hdf5plugin && echo "bench: h5py, hdf5plugin installed in $venv" || echo "bench: h5py/hdf5plugin not installed; the h5py rows are skipped"
-fi
-if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c "import bitshuffle" 2>/dev/null; then
-  "$venv/bin/pip" install -q --only-binary=:all: bitshuffle || echo "bench: bitshuffle not installed; the h5py read_direct_chunk row is skipped"
-fi
+peer_venv "$venv" 3.12 "refloxide numpy refnx periodictable pandas polars h5py hdf5plugin" refloxide numpy refnx periodictable pandas polars h5py hdf5plugin || true
+"$venv/bin/python" -c "import bitshuffle" 2>/dev/null || "$venv/bin/pip" install -q --only-binary=:all: bitshuffle 2>/dev/null \
+  || peer_missing bitshuffle "not installable as a wheel; the h5py read_direct_chunk row is skipped"
 # stem_reduce_bench's py4DSTEM peer: py4DSTEM 0.14 needs numpy < 2, so its own Python 3.11 venv.
 p4venv="$HOME/.cache/scatterlab/py4dstem-venv"
-if [ ! -x "$p4venv/bin/python" ] && [ -x /usr/bin/python3.11 ]; then
-  /usr/bin/python3.11 -m venv "$p4venv" && "$p4venv/bin/pip" install -q "numpy<2" py4dstem hdf5plugin && echo "bench: py4DSTEM installed in $p4venv" || { echo "bench: py4DSTEM not installed; its row is skipped"; rm -rf "$p4venv"; }
-fi
-log=$(mktemp); trap 'rm -f "$log"' EXIT
+peer_venv "$p4venv" =3.11 "py4DSTEM hdf5plugin" "numpy<2" py4dstem hdf5plugin || true
+log=$(mktemp); trap 'rm -f "$log"; peer_summary' EXIT
 cargo run --release -q -p scatterlab-benches --bin refl_bench | tee "$log"
 # The general 4×4 method on a tilted biaxial 100-layer stack vs refloxide general_reflectivity.
 cargo run --release -q -p scatterlab-benches --bin refl_general_bench || echo "bench: 4×4 benchmark failed"
@@ -80,14 +63,7 @@ fi
 SCATTERLAB_PY4DSTEM_PYTHON="$p4venv/bin/python" cargo run --release -q -p scatterlab-benches --bin ssb_bench || echo "bench: SSB benchmark failed"
 # Bloch waves vs diffBloch (quartz rotation, borane-sized frame; one thread; goal >= 5x): diffBloch in its own Python >= 3.12 venv.
 dbvenv="$HOME/.cache/scatterlab/diffbloch-venv"
-if [ ! -x "$dbvenv/bin/python" ]; then
-  py=$(command -v python3.12 2>/dev/null || ls /root/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | head -1 || true)
-  if [ -n "${py:-}" ] && "$py" -m venv "$dbvenv" && "$dbvenv/bin/pip" install -q diffbloch; then
-    echo "bench: diffBloch installed in $dbvenv"
-  else
-    echo "bench: diffBloch not installed; its column is skipped"; rm -rf "$dbvenv"
-  fi
-fi
+peer_venv "$dbvenv" 3.12 "diffbloch" diffbloch || true
 SCATTERLAB_DIFFBLOCH_PYTHON="$dbvenv/bin/python" cargo run --release -q -p scatterlab-benches --bin bloch_bench || echo "bench: Bloch benchmark failed"
 # Bloch refinement (issue 18) on synthetic_quartz: `scatterlab bloch refine` (lm; adam with the YAML's 40
 # epochs) beside `diffbloch refine` (adam, 40 epochs, as configured). diffBloch's run takes ~23 min on
