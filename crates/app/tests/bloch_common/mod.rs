@@ -12,8 +12,9 @@ use scatterlab_app::script::{post, Command};
 use scatterlab_app::{landmarks, ScatterlabApp, Workspace};
 use serde_json::Value;
 
+/// The Bloch fixtures folder (`SCATTERLAB_FIXTURES`, default `../shared/fixtures`, via the test kit).
 pub fn fixtures() -> PathBuf {
-    std::env::var_os("SCATTERLAB_FIXTURES").map_or_else(|| PathBuf::from("/work/shared/fixtures"), PathBuf::from).join("bloch")
+    scatterlab_testkit::fixtures_dir().join("bloch")
 }
 
 pub fn app() -> Harness<'static, ScatterlabApp> {

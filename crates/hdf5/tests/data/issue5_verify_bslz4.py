@@ -1,7 +1,8 @@
 # Pure-Python (stdlib only) check of the 32008 bitshuffle+LZ4 and 32004 LZ4 chunk formats against
-# the unfiltered fixture copies. Run: python3 /work/notes/issue5_verify_bslz4.py (needs ../shared/fixtures/stem).
-# Pure-python check of the bitshuffle+LZ4 (32008) chunk format against the unfiltered copy.
-import struct, sys
+# the unfiltered fixture copies. Run: python3 crates/hdf5/tests/data/issue5_verify_bslz4.py from the
+# repository root; fixtures from $SCATTERLAB_FIXTURES/stem, default ../shared/fixtures/stem beside the repository.
+import os, struct, sys
+FIXTURES = os.path.join(os.environ.get('SCATTERLAB_FIXTURES') or os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../../../../shared/fixtures'), 'stem') + '/'
 def lz4_block(src, out_len):
     dst = bytearray(); i = 0
     while i < len(src):
@@ -48,7 +49,7 @@ for comp, raw, total, bsz, es in [('dev_small_data_000001.h5','dev_small_raw_dat
                                   ('dev_oddtail_data_000001.h5','dev_oddtail_raw_data_000001.h5',8174,8192,2),
                                   ('dev_small_u32_data_000001.h5',None,16384,8192,4),
                                   ('dev_medium_data_000001.h5',None,18432,8192,2)]:
-    d = '/work/shared/fixtures/stem/'
+    d = FIXTURES
     b = open(d+comp,'rb').read(); i = b.find(struct.pack('>QI', total, bsz))
     dec = decode(b[i:], es)
     vals = struct.unpack('<%d%s' % (total//es, 'H' if es==2 else 'I'), dec)
@@ -62,7 +63,7 @@ def h5lz4(chunk):
         this = min(bsz, orig - len(out)); c = struct.unpack('>I', chunk[p:p+4])[0]; p += 4
         out += chunk[p:p+c] if c == this else lz4_block(chunk[p:p+c], this); p += c
     return bytes(out), p
-d = '/work/shared/fixtures/stem/'
+d = FIXTURES
 r = open(d+'dev_small_raw_data_000001.h5','rb').read()
 for f, bsz in [('dev_small_lz4blk_data_000001.h5', 4096), ('dev_small_lz4_data_000001.h5', 8192)]:
     b = open(d+f,'rb').read(); i = b.find(struct.pack('>QI', 8192, bsz))

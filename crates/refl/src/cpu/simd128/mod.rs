@@ -2,7 +2,7 @@
 //! f64x2 intrinsics, selected at compile time when the wasm is built with `+simd128`
 //! (scripts/env.sh). Why not the plain lanes: LLVM's auto-vectoriser gets much less out of them
 //! for wasm; in Chromium this path takes 0.028 µs per q·layer step where the plain lanes took
-//! 0.042 (benches/LOG.md, 2026-12-05).
+//! 0.042 (docs/benchmarks.md, 2026-12-05).
 //!
 //! Every operation is the plain path's, in the same order, with no fused multiply-add (wasm
 //! simd128 has none), so R is **bit-identical** to the plain lanes (`crates/web/tests/browser_cpu_simd.rs`
