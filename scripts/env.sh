@@ -9,7 +9,12 @@ mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 # browser has it), which the vectorised CPU paths use.
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="--remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}=/cargo --remap-path-prefix=$CARGO_TARGET_DIR=/target -C target-feature=+simd128"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
-# Keep the cache bounded: wipe it when it grows past 40 GiB (a day of parallel development reaches ~20).
+# Keep the cache bounded: wipe it when it grows past 40 GiB (a day of parallel development reaches ~20),
+# but never while a cargo process runs (a wipe under a running build or test breaks it).
 if [ -d "$CARGO_TARGET_DIR" ] && [ "$(du -s "$CARGO_TARGET_DIR" 2>/dev/null | cut -f1)" -gt 40000000 ]; then
-  echo "target cache over 40 GiB: cargo clean"; rm -rf "$CARGO_TARGET_DIR"
+  if pgrep -x cargo >/dev/null 2>&1; then
+    echo "target cache over 40 GiB, but cargo is running: not wiped now" >&2
+  else
+    echo "target cache over 40 GiB: cargo clean"; rm -rf "$CARGO_TARGET_DIR"
+  fi
 fi
