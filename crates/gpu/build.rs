@@ -1,6 +1,9 @@
 //! Embeds every `shaders/**/*.wgsl` file into the binary at build time, so the registry
 //! (`scatterlab_gpu::shaders::ALL`) always lists exactly the shaders in the repository.
 
+// A build script reports failure by panicking: cargo shows the message and stops the build.
+#![allow(clippy::expect_used)]
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 

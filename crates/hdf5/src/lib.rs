@@ -7,7 +7,7 @@
 //! - [`raw`]: a dataset's dense chunk table from any chunk index type, chunk bytes read in a few
 //!   large requests, and decoding straight into a reused frame buffer;
 //! - [`storage`]: where bytes come from (native file, memory, a read counter for tests);
-//! - [`links`] and [`tree`]: a group's links (external ones included, compact or dense) and
+//! - [`links`](mod@links) and [`tree`](mod@tree): a group's links (external ones included, compact or dense) and
 //!   the file browser's tree of groups, datasets and links, errors caught per object;
 //! - [`values`]: numbers and strings of metadata whatever their stored type; [`hash`]: source
 //!   file hashes for provenance;

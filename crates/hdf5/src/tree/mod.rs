@@ -1,7 +1,7 @@
 //! The file browser's view of a file: every group, dataset and link with shapes, types,
 //! storage, filters and attributes, as one flat, serde-serialisable list in path order.
 //!
-//! Built from our own link listing ([`crate::links`]), so external links show (with their
+//! Built from our own link listing ([`crate::links`](mod@crate::links)), so external links show (with their
 //! target file and path) instead of vanishing. Errors are caught per object: a dataset with an
 //! unsupported layout or a corrupt header becomes an [`NodeKind::Error`] node naming the
 //! problem, and the rest of the file still lists. Nothing here reads dataset data, and

@@ -1,8 +1,8 @@
 //! Fitting a reflectivity model to its data: differential evolution (batched), Levenberg–Marquardt
 //! (exact Jacobian) and an affine-invariant ensemble sampler, over one [`Objective`].
 //!
-//! Every method reports progress through a callback and stops early when its [`CancelToken`]
-//! (scatterlab_core) is cancelled. The library never reads a clock (there is none in plain wasm);
+//! Every method reports progress through a callback and stops early when its [`CancelToken`](scatterlab_core::CancelToken)
+//! is cancelled. The library never reads a clock (there is none in plain wasm);
 //! callers time their runs.
 
 mod de;

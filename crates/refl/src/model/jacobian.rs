@@ -109,7 +109,7 @@ impl Chain {
 }
 
 impl Model {
-    /// Curves and ∂curves/∂values[wrt[k]] for every dataset, at the full parameter vector `values`.
+    /// Curves and ∂curves/∂`values[wrt[k]]` for every dataset, at the full parameter vector `values`.
     pub fn jacobian(&self, values: &[f64], wrt: &[usize]) -> Result<ModelJacobian, ReflError> {
         self.check_values(values)?;
         if let Some(&bad) = wrt.iter().find(|&&i| i >= values.len()) {

@@ -32,7 +32,7 @@ pub use meta::{Calibration, Hints, PixelMask, ScanShape};
 pub use pixels::{PixelData, PixelKind, PixelSlice};
 pub use provenance::{LoadProvenance, LoadRecord, SourceRecord};
 pub use read::{Frame, Frames, ReadOptions};
-pub use stream::{FrameBatch, StreamOptions, StreamSummary};
+pub use stream::{FrameBatch, StreamOptions, StreamSummary, DEFAULT_BATCH_BYTES};
 
 /// An opened acquisition: where every frame is, the detector geometry, metadata and mask.
 /// Frames are read on demand; nothing but the chunk tables is held.

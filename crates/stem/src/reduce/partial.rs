@@ -1,7 +1,7 @@
 //! A reduction split over frame ranges: each range's fused pass can run anywhere (a thread, a
 //! process, a Dask worker through the Python extension), [`merge`] combines the ranges exactly —
 //! integer sums add, max patterns take the maximum, per-frame values are placed — and
-//! [`finish`](super::finish) computes the rest as for one pass. The fused pass is exact in
+//! [`finish`](mod@super::finish) computes the rest as for one pass. The fused pass is exact in
 //! integers and its centre of mass is per frame, so any split gives the products of one pass.
 
 use std::ops::Range;

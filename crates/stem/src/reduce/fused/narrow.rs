@@ -43,12 +43,13 @@ impl FusedPass {
     /// u8/u16 frames: the same products as [`Self::frame`], computed in u32 where that is exact
     /// (the data dominate the cost: narrow accumulators let LLVM vectorise every loop).
     pub(super) fn frames_narrow<T: Copy + Into<u16>>(&mut self, first: usize, frames: &[T]) {
-        // SAFETY (both calls): `Simd::detect` found the features each build enables, all these
-        // functions require beyond safe Rust. Wider vectors than the SSE2 baseline: AVX2 measured
-        // 1.5× on dev_medium, AVX-512 a further ≈ 1.2× (stem_reduce_bench).
+        // Wider vectors than the SSE2 baseline: AVX2 measured 1.5× on dev_medium, AVX-512 a
+        // further ≈ 1.2× (stem_reduce_bench).
         #[cfg(target_arch = "x86_64")]
         match self.simd {
+            // SAFETY: `Simd::detect` found AVX-512F/BW/VL and AVX2 at run time, all this build requires beyond safe Rust.
             Simd::Avx512 => return unsafe { self.frames_narrow_avx512(first, frames) },
+            // SAFETY: `Simd::detect` found AVX2 at run time, all this build requires beyond safe Rust.
             Simd::Avx2 => return unsafe { self.frames_narrow_avx2(first, frames) },
             Simd::Baseline => {}
         }
