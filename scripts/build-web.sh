@@ -8,7 +8,8 @@
 #   scripts/build-web.sh                   build, write sources.json
 #   scripts/build-web.sh --check-sources   build, fail with a diff if sources.json differs from the committed one
 #   scripts/build-web.sh --no-sources      build only, leave sources.json alone (the e2e stage)
-#   scripts/build-web.sh --pkg-only        skip the app (npm package only)
+#   scripts/build-web.sh --pkg-only        the npm package only: dist/app (the page's copy of the app) is
+#                                          skipped; the app's wasm is still built for the package's viewer
 # The wasm is built with path remapping so that its bytes do not depend on where the clone or the
 # cargo home lives; no wasm-opt (Debian's breaks modules, see shared/TOOLCHAIN.md).
 set -euo pipefail
@@ -53,13 +54,12 @@ fi
 # would end up in the npm package's wasm) and make each wasm depend on what it was built with.
 cargo build --release --target "$target" --lib -p scatterlab-web
 step "cargo build scatterlab-web"
-if [ "$build_app" = 1 ]; then
-  if ! cargo build --release --target "$target" --lib -p scatterlab-app; then
-    echo "build-web: FAILED: crates/app (scatterlab-app) does not compile for $target; the web app cannot be built" >&2
-    exit 1
-  fi
-  step "cargo build scatterlab-app"
+# The app: index.html's page and the package's viewer (`scatterlab/viewer`) both run it.
+if ! cargo build --release --target "$target" --lib -p scatterlab-app; then
+  echo "build-web: FAILED: crates/app (scatterlab-app) does not compile for $target; the web app and the package's viewer cannot be built" >&2
+  exit 1
 fi
+step "cargo build scatterlab-app"
 
 # --- wasm-bindgen -----------------------------------------------------------------------------
 bindgen() { # crate_file out_dir [wasm-bindgen flags]
@@ -77,13 +77,16 @@ bindgen scatterlab_web dist/pkg --remove-name-section
 # and the method itself still exists at run time.
 node web/tools/strip-dispose.mjs dist/pkg/scatterlab_web.d.ts
 if [ "$build_app" = 1 ]; then bindgen scatterlab_app dist/app; fi
+# The package's copy of the app (the viewer), without its name section like the engines' wasm
+# (~1.5 MB, 0.4 MB gzipped); the page's copy above keeps it.
+bindgen scatterlab_app dist/viewer-app --remove-name-section
 step "wasm-bindgen"
 
 # --- TypeScript wrapper and worker ------------------------------------------------------------
 node_modules/.bin/tsc -p web/tsconfig.json
 types_tmp=$(mktemp -d dist/.types.XXXXXX)
 node_modules/.bin/tsc -p web/tsconfig.json --noEmit false --declaration --emitDeclarationOnly --outDir "$types_tmp"
-cp "$types_tmp/index.d.ts" "$types_tmp/fit.d.ts" "$types_tmp/h5.d.ts" "$types_tmp/bloch.d.ts" dist/
+cp "$types_tmp/index.d.ts" "$types_tmp/fit.d.ts" "$types_tmp/h5.d.ts" "$types_tmp/bloch.d.ts" "$types_tmp/viewer.d.ts" "$types_tmp/viewer_types.d.ts" dist/
 rm -rf "$types_tmp"
 step "tsc (type-check, declarations)"
 esbuild_common=(--bundle --format=esm --platform=browser --target=es2022 --charset=utf8 --log-level=warning)
@@ -92,7 +95,18 @@ node_modules/.bin/esbuild web/src/index.ts "${esbuild_common[@]}" --outfile=dist
 # default is defined away, so that a bundler that re-bundles worker.js (esbuild as an entry point,
 # Parcel) neither looks for a wasm beside it nor warns about import.meta in an iife.
 node_modules/.bin/esbuild web/src/worker.ts "${esbuild_common[@]}" --define:import.meta.url=undefined --outfile=dist/worker.js
-step "esbuild (wrapper, worker)"
+# The viewer keeps the app's glue a module of its own (dist/viewer-app/scatterlab_app.js, imported
+# from dist/viewer.js), so that the glue's `new URL("scatterlab_app_bg.wasm", import.meta.url)`
+# stays beside the wasm for the bundlers that follow it; esbuild keeps an external path verbatim,
+# so the source's path (web/src → dist/viewer-app) is rewritten to the shipped one.
+node_modules/.bin/esbuild web/src/viewer.ts "${esbuild_common[@]}" --external:../../dist/viewer-app/scatterlab_app.js --outfile=dist/viewer.js
+node -e '
+const fs = require("fs");
+const [from, to] = ["\"../../dist/viewer-app/scatterlab_app.js\"", "\"./viewer-app/scatterlab_app.js\""];
+const text = fs.readFileSync("dist/viewer.js", "utf8");
+if (text.split(from).length !== 2) { console.error(`build-web: dist/viewer.js should import ${from} once`); process.exit(1); }
+fs.writeFileSync("dist/viewer.js", text.replace(from, to));'
+step "esbuild (wrapper, worker, viewer)"
 # The package as a consumer imports it ("scatterlab", "scatterlab/pkg" through package.json exports).
 # Under the consumer tsconfigs people have: lib ES2022 (no Symbol.dispose) and ESNext.
 node_modules/.bin/tsc -p web/check

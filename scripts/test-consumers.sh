@@ -2,7 +2,9 @@
 # Consumer tests of the npm package (TESTING.md, stage "consumers"): the packed tarball
 # dist/scatterlab-<version>.tgz in a tiny app per bundler — Vite (build and dev server), webpack 5,
 # esbuild (esm and iife), Rollup, Parcel — each built as the package README says and opened in headless
-# Chromium: CPU and GPU reflectivity equal the CLI's numbers, a NaN input rejects naming it.
+# Chromium: CPU and GPU reflectivity equal the CLI's numbers, a NaN input rejects naming it; the
+# viewer (scatterlab/viewer) built by webpack, Vite and esbuild starts, reports its events and runs
+# a Bloch simulation in the engines' worker it located.
 # Bundler versions are pinned by tests/consumers/package-lock.json.
 #   scripts/test-consumers.sh [app…]    (apps: see tests/consumers/run.mjs)
 set -euo pipefail

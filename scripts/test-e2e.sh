@@ -6,6 +6,8 @@
 #   tests/e2e/native_app.mjs  the desktop app under Xvfb (Vulkan on lavapipe): dev_small, the same detector digests;
 #                          the Bloch workspace (Si-200kV-00 vs I_ref, a 2-iteration quartz refinement, screenshots)
 #   tests/e2e/package.mjs  the npm package (wrapper + worker + wasm) on CPU and GPU, errors as Errors
+#   tests/e2e/viewer.mjs   the package's viewer in a host page (web/examples/viewer.html, mountViewer): dev_small via
+#                          openFiles, file-opened / file-loaded / detector-changed (command and drag) / error events
 #   tests/e2e/fit.mjs      fitting in the package's worker: progress, seeded result, cancel, resume, polish
 #   tests/e2e/app_fit.mjs  the app's Fit tab through its widgets: file dialog, fit in the worker, downloads, cancel, MCMC
 #   tests/e2e/h5.mjs       HDF5 / 4D-STEM Files in the package's worker: stemInfo, tree, frames, stream sums, cancel, missing file, ssb
@@ -24,7 +26,7 @@ bash scripts/build-web.sh --no-sources
 cargo test -q --workspace --all-targets --no-run
 passed=0
 failed=0
-for test in tests/e2e/app.mjs tests/e2e/native_app.mjs tests/e2e/package.mjs tests/e2e/fit.mjs tests/e2e/app_fit.mjs tests/e2e/h5.mjs tests/e2e/bloch.mjs tests/e2e/app_bloch.mjs; do
+for test in tests/e2e/app.mjs tests/e2e/native_app.mjs tests/e2e/package.mjs tests/e2e/viewer.mjs tests/e2e/fit.mjs tests/e2e/app_fit.mjs tests/e2e/h5.mjs tests/e2e/bloch.mjs tests/e2e/app_bloch.mjs; do
   t0=$SECONDS
   if node "$test"; then
     passed=$((passed + 1)); echo "test-e2e: $test ok ($((SECONDS - t0)) s)"

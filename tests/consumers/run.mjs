@@ -6,7 +6,9 @@
 // CPU and GPU reflectivity must equal the CLI's numbers (expected.json), a NaN thickness must reject
 // naming "layer 1 thickness", and no page may log an error or load a missing file. The package's
 // types are checked first, as a strict TypeScript consumer with lib ES2022 and ESNext sees them.
-//   node tests/consumers/run.mjs [app…]   apps: vite webpack esbuild-esm esbuild-iife rollup parcel esbuild-bare vite-dev
+// The viewer (`scatterlab/viewer`) in a page built by webpack, Vite and esbuild (esm): it must start,
+// report its events, and run a Bloch simulation in the engines' worker it located.
+//   node tests/consumers/run.mjs [app…]   apps: vite webpack esbuild-esm esbuild-iife rollup parcel esbuild-bare viewer-webpack viewer-vite viewer-esbuild vite-dev
 // (esbuild-bare is built without the README's line and must fail readably.)
 // (scripts/test-consumers.sh installs the pinned bundlers first.)
 import { spawn, spawnSync } from "node:child_process";
@@ -14,6 +16,7 @@ import { cpSync, createReadStream, existsSync, mkdirSync, readdirSync, readFileS
 import { createServer } from "node:http";
 import { dirname, extname, join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { isDeepStrictEqual } from "node:util";
 import { CHROMIUM_ARGS, launchBrowser } from "../e2e/harness.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -35,6 +38,11 @@ const BUILDS = {
   // Without the README's line: the worker is not emitted, and create() must say so (URL, 404, option).
   "esbuild-bare": { cmd: [bin("esbuild"), "esbuild/main.js", "--bundle", "--format=iife", "--outdir=out/esbuild-bare", "--log-level=warning"], page: "esbuild/iife.html",
     expectError: /^scatterlab worker failed: cannot load http:\/\/127\.0\.0\.1:\d+\/worker\.js \(HTTP 404\).*`workerUrl`/ },
+  // The viewer: the same one-liners (esbuild adds the app's wasm as a third file).
+  "viewer-webpack": { cmd: [bin("webpack"), "--mode", "production", "--entry", "./viewer/main.js", "--output-path", "out/viewer-webpack", "--no-stats"], page: "viewer/index.html", viewer: true },
+  "viewer-vite": { cmd: [bin("vite"), "build", "viewer", "--outDir", "../out/viewer-vite", "--emptyOutDir", "--logLevel", "warn"], page: null, viewer: true },
+  "viewer-esbuild": { cmd: [bin("esbuild"), "viewer/main.js", "worker=scatterlab/worker.js", "pkg/scatterlab_web_bg=scatterlab/scatterlab_web_bg.wasm",
+    "viewer-app/scatterlab_app_bg=scatterlab/scatterlab_app_bg.wasm", "--bundle", "--format=esm", "--loader:.wasm=copy", "--outdir=out/viewer-esbuild", "--log-level=warning"], page: "viewer/index.html", viewer: true },
 };
 
 /** esbuild with the worker and the wasm as extra entry points, emitted beside the bundle. */
@@ -136,6 +144,16 @@ function judge(app, r) {
     log(`${app}: ${ok ? "ok  " : "FAIL"} ${name}${detail ? ` — ${detail}` : ""}`);
     if (!ok) failures.push(`${app}: ${name}: ${detail}`);
   };
+  if (BUILDS[app]?.viewer) {
+    for (const e of r.errors) check("no exception", false, e);
+    check("the viewer is ready on WebGPU", r.ready?.renderBackend === "browserwebgpu", JSON.stringify(r.ready));
+    const opened = r.events.find((e) => e.type === "file-opened");
+    check("file-opened: the built-in example", opened?.name === "built-in example" && opened.frames === opened.scanShape[0] * opened.scanShape[1], JSON.stringify(opened));
+    const c = r.commanded;
+    check("detector-changed from a command, with its geometry", c?.index === 1 && c.name === "ring" && isDeepStrictEqual(c.shape, { kind: "annulus", center: [20, 21], inner: 3, outer: null }), JSON.stringify(c));
+    check("a Bloch simulation in the engines' worker (Σ I = 1 within 1e-6)", r.bloch?.error === null && r.bloch.beams > 1 && Math.abs(r.bloch.sum - 1) < 1e-6, JSON.stringify(r.bloch));
+    return;
+  }
   if (expectError(app)) {
     const first = r.errors[0]?.split("\n")[0] ?? "(no error)";
     check("a missing worker.js rejects naming the URL, the 404 and workerUrl", expectError(app).test(first), first);
@@ -166,7 +184,7 @@ try {
       if (!expectError(app)) browser.watch(page, app); // the expected 404 is not a problem there
       const query = app === "esbuild-esm" ? `?xo=${encodeURIComponent(`http://localhost:${server.port}/worker.js`)}` : "";
       await page.goto(`http://127.0.0.1:${server.port}/${query}`, { waitUntil: "load" });
-      const handle = await page.waitForFunction(() => window.__consumerResult, null, { timeout: 90_000, polling: 100 });
+      const handle = await page.waitForFunction(() => window.__consumerResult ?? window.__viewerResult, null, { timeout: 180_000, polling: 100 });
       judge(app, await handle.jsonValue());
       await page.close();
       log(`${app}: page done in ${Date.now() - t0} ms`);

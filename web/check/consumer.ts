@@ -4,6 +4,7 @@ import { Scatterlab, type FitProgress, type FitResult, type ReflectivityResult, 
 import type { H5FrameBatch, H5Files, H5Pixels, H5StreamResult, H5Tree, SsbResult, StemInfo } from "scatterlab";
 import type { BlochCaseResult, BlochDevice, BlochRefineProgress, BlochRefineResult, BlochRefineResultJson, BlochRocking, BlochRockingProgress, BlochSimulation } from "scatterlab";
 import initWasm, { H5Session, Scatterlab as WasmScatterlab } from "scatterlab/pkg";
+import { mountViewer, type DetectorChangedEvent, type DetectorShape, type FileOpenedEvent, type Viewer, type ViewerEvent, type ViewerStatus } from "scatterlab/viewer";
 
 export async function example(): Promise<number> {
   const lab: Scatterlab = await Scatterlab.create({ device: "gpu", wasmUrl: "/dist/pkg/scatterlab_web_bg.wasm" });
@@ -90,4 +91,27 @@ export async function blochExample(lab: Scatterlab, cif: string, picked: FileLis
   return hkl.length + row.length + seen.length + json.wR2 + fromTexts.refinedCif.length + refined.csv.length + rawSim.nBeams + rawRefine.result.iterations + (refined.cancelled ? 1 : 0)
     + (ran === "gpu" ? 1 : 0) + caseBeams + rockingSeen.length + rocking.intensities[rocking.nTilts * rocking.thicknesses.length * rocking.nBeams - 1]! + listed.tilts.length
     + rawCases.length + rawRocking.nTilts + (rawRocking.cancelled ? 1 : 0) + rocking.backend.length;
+}
+
+// The viewer (scatterlab/viewer): mount, commands, files, events, status, destroy.
+export async function viewerExample(host: HTMLElement, picked: FileList): Promise<number> {
+  const viewer: Viewer = await mountViewer(host, { wasmUrl: "/static/scatterlab_app_bg.wasm", dropFiles: false, onEvent: (e: ViewerEvent) => void e.type });
+  const canvasViewer = await mountViewer(document.createElement("canvas"));
+  const { renderBackend } = await viewer.ready;
+  const shapes: DetectorShape[] = [];
+  const stop = viewer.on("detector-changed", (e: DetectorChangedEvent) => shapes.push(e.shape));
+  viewer.on("file-opened", (e: FileOpenedEvent) => void (e.scanShape[0] * e.detectorShape[1]));
+  viewer.on("error", (e) => void e.message.length);
+  viewer.openFiles(picked);
+  viewer.command({ do: "stemDetector", index: 0, shape: { kind: "annulus", center: [32, 32], inner: 10, outer: null } });
+  viewer.command('{"do":"workspace","name":"Stem"}');
+  // @ts-expect-error: a disc has a radius.
+  viewer.command({ do: "stemDetector", shape: { kind: "disc", center: [1, 2] } });
+  // @ts-expect-error: no such event.
+  viewer.on("frame", () => {});
+  const status: ViewerStatus = viewer.status();
+  stop();
+  viewer.destroy();
+  canvasViewer.destroy();
+  return (status.stem.countsTotal ?? 0) + shapes.length + renderBackend.length + status.frames;
 }

@@ -11,7 +11,7 @@
  * bundle (esbuild's default format) `import.meta.url` is empty, and the worker and the wasm are
  * then looked up beside that script instead.
  */
-const scriptUrl: string | undefined = typeof document !== "undefined" && document.currentScript instanceof HTMLScriptElement ? document.currentScript.src : undefined;
+export const scriptUrl: string | undefined = typeof document !== "undefined" && document.currentScript instanceof HTMLScriptElement ? document.currentScript.src : undefined;
 
 /**
  * The default location of the worker or the wasm. The two `new URL("./…", import.meta.url)`

@@ -16,9 +16,12 @@ const out = join(root, "sources.json");
 
 /** What each shipped file is, by its path. */
 function roleOf(path) {
+  if (path.startsWith("dist/viewer-app/") && path.endsWith(".wasm")) return "viewer-wasm";
   if (path.endsWith(".wasm")) return "wasm";
   if (path.endsWith(".d.ts")) return "types";
   if (path.startsWith("dist/pkg/") && path.endsWith(".js")) return "glue";
+  if (path.startsWith("dist/viewer-app/") && path.endsWith(".js")) return "viewer-glue";
+  if (path === "dist/viewer.js") return "viewer";
   if (path === "dist/worker.js") return "worker";
   if (path === "dist/index.js") return "wrapper";
   if (path.startsWith("LICENSE")) return "license";

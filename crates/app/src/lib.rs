@@ -9,6 +9,7 @@
 
 pub mod bloch;
 pub mod compute_job;
+pub mod events;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod file_dialog;
 pub mod gpu_engine;
@@ -45,6 +46,9 @@ pub enum Workspace {
 /// Called once, after the first frame has been painted (the web entry marks the page ready).
 pub type ReadyHook = Box<dyn FnOnce()>;
 
+/// Called at the end of each frame with the [`events`] of that frame (JSON texts, oldest first).
+pub type EventHook = Box<dyn FnMut(Vec<String>)>;
+
 /// The application: the reflectivity panel and the 4D-STEM workspace, one on display.
 pub struct ScatterlabApp {
     /// The workspace on display.
@@ -62,6 +66,8 @@ pub struct ScatterlabApp {
     on_ready: Option<ReadyHook>,
     /// Why the last host command ([`script`]) failed, if it did.
     command_error: Option<String>,
+    /// The host's event watcher and where its events go (none: nothing is watched).
+    events: Option<(events::Watcher, EventHook)>,
 }
 
 impl ScatterlabApp {
@@ -79,12 +85,19 @@ impl ScatterlabApp {
         stem.set_gpu(&gpu);
         let mut bloch = BlochPanel::default();
         bloch.set_gpu(&gpu);
-        Self { workspace: Workspace::default(), refl: ReflPanel::new(gpu), stem, bloch, render_backend, frames: 0, on_ready: None, command_error: None }
+        Self { workspace: Workspace::default(), refl: ReflPanel::new(gpu), stem, bloch, render_backend, frames: 0, on_ready: None, command_error: None, events: None }
     }
 
     /// Registers `hook` to run once after the first frame has been painted.
     pub fn on_first_frame(mut self, hook: impl FnOnce() + 'static) -> Self {
         self.on_ready = Some(Box::new(hook));
+        self
+    }
+
+    /// Sends the app's [`events`] to `hook` at the end of every frame that has some (an embedding
+    /// page's listener); without a hook nothing is watched.
+    pub fn on_events(mut self, hook: impl FnMut(Vec<String>) + 'static) -> Self {
+        self.events = Some((events::Watcher::default(), Box::new(hook)));
         self
     }
 
@@ -122,6 +135,9 @@ impl eframe::App for ScatterlabApp {
             self.workspace = Workspace::Stem;
         }
         self.run_commands(ui.ctx());
+        if let Some((watcher, _)) = &mut self.events {
+            watcher.observe(&self.stem, "command");
+        }
 
         egui::Panel::top("scatterlab_top").show(ui, |ui| {
             ui.horizontal(|ui| {
@@ -148,6 +164,13 @@ impl eframe::App for ScatterlabApp {
             Workspace::Bloch => self.bloch.ui(ui),
         });
         landmarks::set_status(ui.ctx(), self.status_json());
+        if let Some((watcher, hook)) = &mut self.events {
+            watcher.observe(&self.stem, "ui");
+            let events = watcher.take();
+            if !events.is_empty() {
+                hook(events);
+            }
+        }
     }
 }
 
@@ -157,6 +180,9 @@ impl ScatterlabApp {
     pub fn run_commands(&mut self, ctx: &egui::Context) {
         for command in script::take(ctx) {
             self.command_error = command.apply(self).err();
+            if let (Some(e), Some((watcher, _))) = (&self.command_error, &mut self.events) {
+                watcher.push_error("command", e);
+            }
         }
     }
 

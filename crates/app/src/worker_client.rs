@@ -44,6 +44,23 @@ pub struct AppWorker {
 
 thread_local! {
     static WORKERS: RefCell<Vec<(Device, Rc<AppWorker>)>> = const { RefCell::new(Vec::new()) };
+    /// The worker script and its wasm as an embedding page gives them ([`set_engine_urls`]).
+    static ENGINE_URLS: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
+}
+
+/// Where the worker script and its wasm are, for a page that is not `index.html` beside `dist/`
+/// (the npm package's `mountViewer` passes the package's own files, wherever the bundler put
+/// them). Takes effect for workers started afterwards.
+pub fn set_engine_urls(worker: String, wasm: String) {
+    ENGINE_URLS.with(|u| *u.borrow_mut() = Some((worker, wasm)));
+}
+
+/// The worker's and the wasm's URLs: as set, else beside the page.
+fn engine_urls() -> Result<(String, String), String> {
+    match ENGINE_URLS.with(|u| u.borrow().clone()) {
+        Some(urls) => Ok(urls),
+        None => Ok((page_url(WORKER_PATH)?, page_url(WASM_PATH)?)),
+    }
 }
 
 /// A JS error (an `Error`, a string, anything) as text.
@@ -58,7 +75,7 @@ fn page_url(path: &str) -> Result<String, String> {
 
 impl AppWorker {
     fn start(device: Device) -> Result<AppWorker, String> {
-        let url = page_url(WORKER_PATH)?;
+        let (url, wasm_url) = engine_urls()?;
         let options = web_sys::WorkerOptions::new();
         options.set_type(web_sys::WorkerType::Module);
         options.set_name("scatterlab fit");
@@ -87,7 +104,7 @@ impl AppWorker {
         };
         set(&init, "op", &"init".into());
         set(&init, "device", &device_name.into());
-        set(&init, "wasmUrl", &page_url(WASM_PATH)?.into());
+        set(&init, "wasmUrl", &wasm_url.into());
         this.init = this.request(init, None)?;
         Ok(this)
     }

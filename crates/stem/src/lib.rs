@@ -12,4 +12,7 @@ pub mod reduce;
 pub mod sampling;
 pub mod ssb;
 
+/// This crate's version, as results record it (`"scatterlab-stem <VERSION>"`).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 pub use load::{Acquisition, DirFileSet, FileSet, Hints, LoadError, MapFileSet, MaskPolicy, ReadOptions};

@@ -2,6 +2,7 @@
 // run.mjs type-checks it with `lib` ES2022 and ESNext; never run.
 import { Scatterlab, type ReflectivityResult } from "scatterlab";
 import init, { Scatterlab as WasmScatterlab } from "scatterlab/pkg";
+import { mountViewer, type DetectorChangedEvent } from "scatterlab/viewer";
 
 export async function example(): Promise<number> {
   const lab = await Scatterlab.create({ device: "cpu", workerUrl: "/static/worker.js", wasmUrl: new URL("/static/x.wasm", location.href), crossOriginWorker: "blob" });
@@ -13,4 +14,15 @@ export async function example(): Promise<number> {
   // @ts-expect-error: only "reject" | "blob".
   await Scatterlab.create({ device: "cpu", crossOriginWorker: "inline" });
   return r.R_s[0] ?? 0;
+}
+
+export async function viewer(host: HTMLElement): Promise<number> {
+  const v = await mountViewer(host, { wasmUrl: "/static/scatterlab_app_bg.wasm" });
+  const seen: DetectorChangedEvent[] = [];
+  v.on("detector-changed", (e) => seen.push(e));
+  v.command({ do: "stemDetector", shape: { kind: "disc", center: [32, 32], radius: 9.5 } });
+  // @ts-expect-error: an annulus needs its inner radius.
+  v.command({ do: "stemDetector", shape: { kind: "annulus", center: [32, 32], outer: null } });
+  v.destroy();
+  return seen.length;
 }

@@ -157,7 +157,7 @@ pub fn finish(
             notes,
             accumulation: "u64 integer sums, u128 centre-of-mass moments, f64 reals".into(),
             device,
-            version: format!("scatterlab-stem {}", env!("CARGO_PKG_VERSION")),
+            version: format!("scatterlab-stem {}", crate::VERSION),
         },
         provenance,
     })

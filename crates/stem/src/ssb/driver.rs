@@ -299,7 +299,7 @@ pub fn prepare_with(
             gamma_floor: GAMMA_FLOOR,
             notes,
             device: "cpu (f64, rustfft)".into(),
-            version: format!("scatterlab-stem {}", env!("CARGO_PKG_VERSION")),
+            version: format!("scatterlab-stem {}", crate::VERSION),
         },
         provenance,
         stack,

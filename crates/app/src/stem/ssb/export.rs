@@ -3,46 +3,10 @@
 //! (centre, radius, rotation and its source, optics and sampling rule, aberrations and whether
 //! fitted, BF pixels, device).
 
-use scatterlab_stem::ssb::{Aberrations, Optics, GAMMA_FLOOR};
-use serde::Serialize;
+use scatterlab_stem::ssb::{SsbRecord, GAMMA_FLOOR};
 
 use crate::stem::export::{deliver, safe_name, ExportArray, ExportError, Values};
 use crate::stem::StemPanel;
-
-/// The SSB part of the sidecar.
-#[derive(Clone, Debug, Serialize)]
-pub struct SsbSidecar {
-    /// Beam centre (row, col), px.
-    pub center_row_col: [f64; 2],
-    /// BF radius, px.
-    pub bf_radius_px: f64,
-    /// Whether centre and radius are the auto probe's.
-    pub auto_probe: bool,
-    /// BF pixels used (`d ≤ R`).
-    pub bf_pixels: usize,
-    /// Aberrations used.
-    pub aberrations: Aberrations,
-    /// Whether they are a fit's result (the sliders unchanged since the last fit).
-    pub fitted: bool,
-    /// Scan rotation θ, degrees.
-    pub rotation_deg: f64,
-    /// Where θ came from.
-    pub rotation_source: String,
-    /// Transposed detector.
-    pub transposed: bool,
-    /// λ (Å), k_α (Å⁻¹), dk (Å⁻¹/px).
-    pub optics: Optics,
-    /// Convergence semi-angle, mrad.
-    pub convergence_mrad: f64,
-    /// Scan step, Å.
-    pub scan_step_a: f64,
-    /// The detector-sampling rule used.
-    pub sampling_rule: String,
-    /// `|Γ_b|` floor.
-    pub gamma_floor: f64,
-    /// Device and precision.
-    pub device: String,
-}
 
 impl StemPanel {
     /// The SSB phase's files (PNG / `.npy` / TIFF as the export formats ask, then the sidecar).
@@ -50,14 +14,18 @@ impl StemPanel {
         let r = self.ssb.result.as_ref().ok_or_else(|| ExportError::Nothing("no SSB reconstruction yet".into()))?;
         let phase = r.phase.as_ref().map_err(|e| ExportError::Nothing(e.clone()))?;
         let i = &r.inputs;
-        let fitted = self.ssb.last_fit.as_ref().and_then(|f| f.as_ref().ok()).is_some_and(|f| f.aberrations == r.aberrations);
-        let record = SsbSidecar {
+        // The fit's report when the sliders still hold its result (moved since: not fitted).
+        let fit = self.ssb.last_fit.as_ref().and_then(|f| f.as_ref().ok()).filter(|f| f.aberrations == r.aberrations).cloned();
+        let fitted = fit.is_some();
+        // The same record `scatterlab stem ssb` writes (one result type for every front end).
+        let record = SsbRecord {
             center_row_col: i.center,
             bf_radius_px: i.bf_radius,
             auto_probe: i.auto_probe,
             bf_pixels: self.ssb.stack().map_or(0, |s| s.pixels.len()),
             aberrations: r.aberrations,
             fitted,
+            fit,
             rotation_deg: i.rotation_deg,
             rotation_source: i.rotation_source.clone(),
             transposed: i.transposed,
@@ -65,8 +33,11 @@ impl StemPanel {
             convergence_mrad: i.convergence_mrad,
             scan_step_a: i.scan_step_a,
             sampling_rule: i.sampling_rule.clone(),
+            detector_sampling: None,
             gamma_floor: GAMMA_FLOOR,
+            notes: Vec::new(),
             device: r.device.name().to_owned(),
+            version: format!("scatterlab-stem {}", scatterlab_stem::VERSION),
         };
         let array = ExportArray {
             name: "ssb_phase".into(),
