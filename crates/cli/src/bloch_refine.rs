@@ -6,7 +6,9 @@
 //! The optimiser defaults to Levenberg–Marquardt with the exact Jacobian; `adam` / `lbfgs` run the
 //! first-order optimisers on diffBloch's objective, Adam for `refinement.steps` epochs at the
 //! YAML's learning rate (diffBloch's configured run) unless `--max-iter` says otherwise. The
-//! refinement's model runs on the CPU (f64): `--device gpu` is an error, never a silent CPU run.
+//! refinement's model (intensities and Jacobian) runs on `--device`: the CPU (f64) or the GPU
+//! (f32 Taylor propagation, LM only; a frame too large for the kernel is an error naming it,
+//! never a silent CPU run). The LM arithmetic and the reported metrics are f64 on the host.
 
 use std::path::Path;
 use std::time::Instant;
@@ -14,7 +16,7 @@ use std::time::Instant;
 use clap::ValueEnum;
 use scatterlab_bloch::refine::outcome::finish;
 use scatterlab_bloch::refine::problem::Objective;
-use scatterlab_bloch::refine::{observed_vs_calculated_csv, refined_cif, Experiment, LmOptions, Optimizer, Refiner};
+use scatterlab_bloch::refine::{observed_vs_calculated_csv, refined_cif, Experiment, LmOptions, ModelDevice, Optimizer, Refiner};
 use scatterlab_core::{CancelToken, DeviceKind};
 
 use crate::progress;
@@ -57,9 +59,6 @@ pub struct Args<'a> {
 
 /// Runs the command.
 pub fn run(args: &Args<'_>) -> Result<(), String> {
-    if args.device == DeviceKind::Gpu {
-        return Err("bloch refine: the refinement's model and its Jacobian run on the CPU (f64) only; use --device cpu".to_owned());
-    }
     let experiment = Experiment::load(args.experiment).map_err(|e| e.to_string())?;
     for warning in &experiment.warnings {
         progress::summary(&format!("warning: {warning}"));
@@ -79,14 +78,27 @@ pub fn run(args: &Args<'_>) -> Result<(), String> {
         return Err("--objective applies to --optimizer lm; adam and lbfgs minimise diffBloch's mean wR2".to_owned());
     }
     let options = LmOptions { optimizer, max_iterations, learning_rate: experiment.config.refinement.lr, objective, ..defaults };
+    if args.device == DeviceKind::Gpu && optimizer != Optimizer::Lm {
+        return Err(format!(
+            "bloch refine: --optimizer {} runs on the CPU only (its reverse-mode gradient has no GPU path); use --optimizer lm with --device gpu",
+            optimizer.name()
+        ));
+    }
+    let device = match args.device {
+        DeviceKind::Cpu => ModelDevice::Cpu,
+        DeviceKind::Gpu => {
+            let ctx = crate::gpu_device::context()?;
+            pollster::block_on(ModelDevice::gpu(&ctx)).map_err(|e| e.to_string())?
+        }
+    };
     std::fs::create_dir_all(args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
 
     let started = Instant::now();
-    let mut refiner = Refiner::new(experiment, options).map_err(|e| e.to_string())?;
+    let mut refiner = pollster::block_on(Refiner::new_on(experiment, options, device)).map_err(|e| e.to_string())?;
     let mut bar = progress::Bar::new(&format!("refine {}", optimizer.name()), "iterations");
     let cancel = CancelToken::new();
     while !refiner.is_done() {
-        let report = refiner.step(&cancel).map_err(|e| e.to_string())?;
+        let report = pollster::block_on(refiner.step_async(&cancel)).map_err(|e| e.to_string())?;
         bar.frames(report.iteration as u64, max_iterations as u64);
     }
     drop(bar);
@@ -100,7 +112,7 @@ pub fn run(args: &Args<'_>) -> Result<(), String> {
     }
     let r = &finished.result;
     progress::summary(&format!(
-        "bloch refine: wR2 {:.5} (start {:.5}), R_obs {:.5}, {} iterations, {} evaluations, {} ({}), {}",
+        "bloch refine: wR2 {:.5} (start {:.5}), R_obs {:.5}, {} iterations, {} evaluations, {} ({}), {}, {}",
         r.wr2,
         r.start.wr2,
         r.r_obs,
@@ -108,6 +120,7 @@ pub fn run(args: &Args<'_>) -> Result<(), String> {
         r.evaluations,
         r.optimizer,
         r.stop,
+        r.device,
         progress::seconds(seconds)
     ));
     Ok(())

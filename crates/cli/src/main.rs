@@ -116,7 +116,7 @@ enum BlochCommand {
         /// Optimiser: lm (Levenberg–Marquardt, exact Jacobian), adam or lbfgs (diffBloch's objective).
         #[arg(long, value_enum, default_value = "lm")]
         optimizer: bloch_refine::OptimizerArg,
-        /// Device of the model: cpu (f64). gpu is refused (no GPU refinement yet; never a silent CPU run).
+        /// Device of the model (intensities and Jacobian): cpu (f64) or gpu (f32 Taylor, --optimizer lm only; a frame too large for the kernel is an error, never a silent CPU run).
         #[arg(long, default_value = "cpu")]
         device: DeviceKind,
         /// Most iterations (epochs for adam) [default: 50; adam: refinement.steps of the YAML].

@@ -78,6 +78,39 @@ impl PropagateGpu {
     /// |ψ|² per item, per thickness of `plan`, per beam (f32 on the GPU, returned as f64).
     /// Items are packed into as few dispatches as the adapter's buffer limits allow.
     pub async fn intensities(&self, items: &[PropagationItem<'_>], plan: &TaylorPlan) -> Result<Vec<Vec<Vec<f64>>>, BlochError> {
+        let mut out = Vec::with_capacity(items.len());
+        for (start, end) in self.batches(items, plan, 4)? {
+            out.extend(self.dispatch(&items[start..end], plan).await?);
+        }
+        Ok(out)
+    }
+
+    /// The complex amplitudes ψ = exp(i·h·A)ⁿ e₀ per item, per thickness of `plan`, per beam
+    /// (f32 on the GPU, returned as f64): the state the kernel keeps between dispatches, copied
+    /// out after each thickness. The gradients need ψ itself, not |ψ|².
+    pub async fn amplitudes(&self, items: &[PropagationItem<'_>], plan: &TaylorPlan) -> Result<Vec<Vec<Vec<Complex64>>>, BlochError> {
+        let mut out = Vec::with_capacity(items.len());
+        for (start, end) in self.batches(items, plan, 8)? {
+            let values = self.run(&items[start..end], plan, true).await?;
+            let vec_len: usize = items[start..end].iter().map(|it| it.n).sum();
+            let mut at = 0;
+            for it in &items[start..end] {
+                let per_step = (0..plan.steps.len())
+                    .map(|k| {
+                        let base = 2 * (k * vec_len + at);
+                        values[base..base + 2 * it.n].chunks_exact(2).map(|c| Complex64::new(f64::from(c[0]), f64::from(c[1]))).collect()
+                    })
+                    .collect();
+                out.push(per_step);
+                at += it.n;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Checks the items and cuts them into runs whose matrices and per-thickness outputs
+    /// (`bytes_per_value` per beam and thickness) fit one binding each.
+    fn batches(&self, items: &[PropagationItem<'_>], plan: &TaylorPlan, bytes_per_value: u64) -> Result<Vec<(usize, usize)>, BlochError> {
         for (b, it) in items.iter().enumerate() {
             if it.n == 0 || it.n > MAX_GPU_BEAMS || it.matrix.len() != it.n * it.n {
                 return Err(
@@ -86,14 +119,14 @@ impl PropagateGpu {
             }
         }
         let limit = self.ctx.limits.max_storage_buffer_binding_size.min(self.ctx.limits.max_buffer_size);
-        let mut out = Vec::with_capacity(items.len());
+        let mut runs = Vec::new();
         let mut start = 0;
         while start < items.len() {
-            // The largest run of items whose matrices and intensities fit one binding each.
+            // The largest run of items whose matrices and outputs fit one binding each.
             let (mut mat_bytes, mut out_bytes, mut end) = (0u64, 0u64, start);
             while end < items.len() {
                 let n = items[end].n as u64;
-                let (m, o) = (n * n * 8, n * plan.steps.len() as u64 * 4);
+                let (m, o) = (n * n * 8, n * plan.steps.len() as u64 * bytes_per_value);
                 if end > start && (mat_bytes + m > limit || out_bytes + o > limit) {
                     break;
                 }
@@ -102,13 +135,28 @@ impl PropagateGpu {
                 end += 1;
             }
             self.ctx.check_storage_size("Bloch matrices", mat_bytes).map_err(gpu_err)?;
-            out.extend(self.dispatch(&items[start..end], plan).await?);
+            runs.push((start, end));
             start = end;
         }
-        Ok(out)
+        Ok(runs)
     }
 
     async fn dispatch(&self, items: &[PropagationItem<'_>], plan: &TaylorPlan) -> Result<Vec<Vec<Vec<f64>>>, BlochError> {
+        let n_steps = plan.steps.len();
+        let values = self.run(items, plan, false).await?;
+        let mut result = Vec::with_capacity(items.len());
+        let mut at = 0;
+        for it in items {
+            let per = &values[at..at + it.n * n_steps];
+            result.push(per.chunks_exact(it.n).map(|row| row.iter().map(|&v| f64::from(v)).collect()).collect());
+            at += it.n * n_steps;
+        }
+        Ok(result)
+    }
+
+    /// Runs `plan` on `items` and reads back either |ψ|² (item-major: item, thickness, beam) or,
+    /// with `amplitudes`, ψ as (re, im) pairs thickness-major (thickness, item, beam).
+    async fn run(&self, items: &[PropagationItem<'_>], plan: &TaylorPlan, amplitudes: bool) -> Result<Vec<f32>, BlochError> {
         let ctx = &self.ctx;
         let n_steps = plan.steps.len();
         let (mut table, mut mats) = (Vec::with_capacity(items.len()), Vec::new());
@@ -124,7 +172,9 @@ impl PropagateGpu {
             }
             vec_len += it.n;
         }
-        let out_len = vec_len * n_steps;
+        // Amplitude mode writes no intensities (`write` stays 0): `out` is a placeholder binding.
+        let out_len = if amplitudes { 0 } else { vec_len * n_steps };
+        let read_len = if amplitudes { 2 * vec_len * n_steps } else { out_len };
         let init =
             |label: &str, contents: &[u8], usage: wgpu::BufferUsages| ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage });
         let table = init("bloch items", bytemuck::cast_slice(&table), wgpu::BufferUsages::STORAGE);
@@ -132,9 +182,12 @@ impl PropagateGpu {
         let storage = |label: &str, bytes: u64, extra: wgpu::BufferUsages| {
             ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: bytes.max(4), usage: wgpu::BufferUsages::STORAGE | extra, mapped_at_creation: false })
         };
-        let state = storage("bloch state", (vec_len * 8) as u64, wgpu::BufferUsages::empty());
-        let bytes = (out_len.max(1) * 4) as u64;
-        let out = storage("bloch intensities", bytes, wgpu::BufferUsages::COPY_SRC);
+        let state_bytes = (vec_len * 8) as u64;
+        let state = storage("bloch state", state_bytes, wgpu::BufferUsages::COPY_SRC);
+        let out = storage("bloch intensities", (out_len.max(1) * 4) as u64, wgpu::BufferUsages::COPY_SRC);
+        let bytes = (read_len.max(1) * 4) as u64;
+        // ψ after each thickness, gathered on the device so that one readback ends the run.
+        let gathered = amplitudes.then(|| storage("bloch amplitudes", bytes, wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC));
         let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("bloch readback"),
             size: bytes,
@@ -157,7 +210,7 @@ impl PropagateGpu {
                     step: k as u32,
                     h: h as f32,
                     init: u32::from(first),
-                    write: u32::from(left == 0),
+                    write: u32::from(left == 0 && !amplitudes),
                     n_steps: n_steps as u32,
                 };
                 first = false;
@@ -178,18 +231,14 @@ impl PropagateGpu {
                 pass.set_bind_group(0, &bind, &[]);
                 let (x, y) = scatterlab_gpu::dispatch_grid(items.len() as u32);
                 pass.dispatch_workgroups(x, y, 1);
+                drop(pass);
+                if let (true, Some(gathered)) = (left == 0, &gathered) {
+                    encoder.copy_buffer_to_buffer(&state, 0, gathered, k as u64 * state_bytes, state_bytes);
+                }
             }
         }
-        encoder.copy_buffer_to_buffer(&out, 0, &staging, 0, bytes);
+        encoder.copy_buffer_to_buffer(gathered.as_ref().unwrap_or(&out), 0, &staging, 0, bytes);
         ctx.submit_checked("bloch/propagate.wgsl dispatch", encoder.finish()).await.map_err(gpu_err)?;
-        let values = scatterlab_gpu::read_buffer::<f32>(ctx, &staging, out_len).await.map_err(gpu_err)?;
-        let mut result = Vec::with_capacity(items.len());
-        let mut at = 0;
-        for it in items {
-            let per = &values[at..at + it.n * n_steps];
-            result.push(per.chunks_exact(it.n).map(|row| row.iter().map(|&v| f64::from(v)).collect()).collect());
-            at += it.n * n_steps;
-        }
-        Ok(result)
+        scatterlab_gpu::read_buffer::<f32>(ctx, &staging, read_len).await.map_err(gpu_err)
     }
 }

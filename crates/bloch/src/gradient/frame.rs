@@ -108,6 +108,14 @@ impl FramePlan {
         taylor: bool,
         object: &str,
     ) -> Result<TiltSolve, BlochError> {
+        let geometry = self.tilt_geometry(index, cell, table, optics, absorption, object)?;
+        let propagator = TiltPropagator::new(&geometry.matrix, &self.thicknesses, taylor, &format!("{object}, tilt {index}"))?;
+        Ok(TiltSolve { geometry, propagator })
+    }
+
+    /// The structure matrix and lab geometry of tilt `index` without a propagator (the GPU
+    /// path propagates them itself).
+    pub fn tilt_geometry(&self, index: usize, cell: &Cell, table: &dyn StructureFactorTable, optics: &Optics, absorption: bool, object: &str) -> Result<TiltGeometry, BlochError> {
         if self.tilts.len() != self.beams.len() {
             return Err(InputError::new(object, format!("{} tilts but {} beam sets", self.tilts.len(), self.beams.len())).into());
         }
@@ -118,10 +126,9 @@ impl FramePlan {
         let setup = MatrixSetup { basis: &basis, optics, absorption, conventions: Conventions::DiffBloch };
         let indices = table.difference_indices(beams).map_err(|d| InputError::new(format!("{object}: structure factor F{d:?}"), "not in the model's table"))?;
         let matrix = StructureMatrix::build_indexed(beams, table, &setup, &indices)?;
-        let propagator = TiltPropagator::new(&matrix, &self.thicknesses, taylor, &format!("{object}, tilt {index}"))?;
         let g_lab = beams.iter().map(|&h| g_vector(h, &basis)).collect();
         let rock_axes = std::array::from_fn(|k| [tilt[0][k], tilt[1][k], tilt[2][k]]);
-        Ok(TiltSolve { geometry: TiltGeometry { matrix, g_lab, rock_axes, prefactor: optics.prefactor, indices }, propagator })
+        Ok(TiltGeometry { matrix, g_lab, rock_axes, prefactor: optics.prefactor, indices })
     }
 }
 

@@ -9,6 +9,7 @@
 //! go through the Taylor propagator instead ([`taylor`]: forward duals and the discrete adjoint). Design and derivations:
 //! `docs/plans/bloch-gradients.md`. Only diffBloch's conventions are supported.
 
+pub mod directions;
 pub mod eigen;
 pub mod frame;
 pub mod frechet;

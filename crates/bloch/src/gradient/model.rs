@@ -12,8 +12,9 @@ use std::collections::HashMap;
 use num_complex::Complex64;
 use scatterlab_core::InputError;
 
+use super::directions::{tilt_directions, TiltDirections};
 use super::frame::{FramePlan, TiltSolve};
-use super::matrix::{matrix_vjp, orientation_direction, structural_direction};
+use super::matrix::{matrix_vjp, TiltGeometry};
 use super::params::{displaced, Param};
 use super::structure_factor::structure_factor_jvp;
 use super::structure_factor_vjp::structure_factor_vjp;
@@ -118,6 +119,17 @@ impl GradientModel {
         plan.solve(&self.asu.cell, &self.table, &self.optics, self.absorption, self.taylor, &format!("crystal {:?}, frame {frame}", self.asu.name))
     }
 
+    /// The structure matrix and geometry of tilt `index` of frame `frame`, without a propagator.
+    pub fn tilt_geometry(&self, frame: usize, index: usize) -> Result<TiltGeometry, BlochError> {
+        let plan = self.frames.get(frame).ok_or_else(|| InputError::new(format!("frame {frame}"), "out of range"))?;
+        plan.tilt_geometry(index, &self.asu.cell, &self.table, &self.optics, self.absorption, &format!("crystal {:?}, frame {frame}", self.asu.name))
+    }
+
+    /// Im F(000) of the model's table (the absorptive diagonal's directions read it).
+    pub(crate) fn im_f000(&self) -> f64 {
+        self.table.f000().im
+    }
+
     /// Walks every tilt of every frame (solved one at a time) with the flat row offset of its
     /// frame, the width of its union and, per beam of the tilt, the position of that beam in the union.
     fn for_each_tilt(&self, mut visit: impl FnMut(usize, usize, usize, &FramePlan, &TiltSolve, &[usize]) -> Result<(), BlochError>) -> Result<(), BlochError> {
@@ -150,14 +162,14 @@ impl GradientModel {
     }
 
     /// ∂F/∂θ of the structural `params` on every F difference the plan reads.
-    fn structure_factor_directions(&self, params: &[Param]) -> Result<HashMap<Hkl, Vec<Complex64>>, BlochError> {
+    pub(crate) fn structure_factor_directions(&self, params: &[Param]) -> Result<HashMap<Hkl, Vec<Complex64>>, BlochError> {
         let support = super::support::difference_support(&self.frames, &format!("crystal {:?}: frames", self.asu.name))?;
         let jvp = structure_factor_jvp(&self.asu, &self.table, self.optics.energy_ev, self.absorption, params, &support)?;
         Ok(support.iter().enumerate().map(|(i, h)| (*h, jvp.iter().map(|row| row[i]).collect())).collect())
     }
 
     /// Checks every parameter against the structure and the frames (typed error naming it).
-    fn check_params(&self, params: &[Param]) -> Result<(), BlochError> {
+    pub(crate) fn check_params(&self, params: &[Param]) -> Result<(), BlochError> {
         for param in params {
             super::params::structural_direction(&self.asu, param)?;
             if let Param::Thickness { frame } | Param::Orientation { frame, .. } = *param {
@@ -181,7 +193,6 @@ impl GradientModel {
         self.check_params(params)?;
         let mut intensities = vec![0.0; self.rows().len()];
         let df = self.structure_factor_directions(params)?;
-        let zero = Complex64::new(0.0, 0.0);
         let im_f000 = self.table.f000().im;
         let mut out = vec![vec![0.0; self.rows().len()]; params.len()];
         self.for_each_tilt(|f, offset, width, plan, tilt, positions| {
@@ -192,28 +203,10 @@ impl GradientModel {
                 }
             }
             // Every direction of this tilt in one propagator call (G(t) or the Taylor terms shared).
-            let mut directions = Vec::new();
-            let mut which = Vec::new();
-            let mut thickness_params = Vec::new();
-            for (p, param) in params.iter().enumerate() {
-                match *param {
-                    Param::Thickness { frame } if frame == f => thickness_params.push(p),
-                    Param::Thickness { .. } | Param::Orientation { .. } if param_frame(param) != Some(f) => {}
-                    Param::Orientation { axis, .. } => {
-                        directions.push(orientation_direction(&tilt.geometry, im_f000, axis));
-                        which.push(p);
-                    }
-                    _ => {
-                        let lookup = |h: Hkl| df.get(&h).map_or(zero, |row| row[p]);
-                        let d_im_f000 = df.get(&[0, 0, 0]).map_or(0.0, |row| row[p].im);
-                        directions.push(structural_direction(&tilt.geometry.matrix, tilt.geometry.prefactor, &lookup, d_im_f000));
-                        which.push(p);
-                    }
-                }
-            }
+            let TiltDirections { directions, mut which, thickness } = tilt_directions(f, &tilt.geometry, params, &df, im_f000);
             let refs: Vec<_> = directions.iter().map(|e| e.as_ref()).collect();
             let mut dpsi = tilt.propagator.jvp(&plan.thicknesses, &refs)?;
-            for &p in &thickness_params {
+            for &p in &thickness {
                 dpsi.push(tilt.propagator.thickness_derivatives(&plan.thicknesses, &amplitudes));
                 which.push(p);
             }
@@ -268,12 +261,5 @@ impl GradientModel {
                 _ => s,
             })
             .collect())
-    }
-}
-
-fn param_frame(param: &Param) -> Option<usize> {
-    match *param {
-        Param::Thickness { frame } | Param::Orientation { frame, .. } => Some(frame),
-        _ => None,
     }
 }

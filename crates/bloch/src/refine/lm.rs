@@ -12,6 +12,7 @@
 
 use scatterlab_core::CancelToken;
 
+use super::device::ModelDevice;
 use super::linalg::{cholesky_solve, covariance};
 use super::problem::{Linearisation, Objective, Problem, State};
 use super::{Experiment, RefineError};
@@ -140,15 +141,17 @@ pub struct Refiner {
     pub(super) start: State,
     pub(super) offsets: Vec<f64>,
     pub(super) first_order: super::first_order::FirstOrder,
+    pub(super) device: ModelDevice,
 }
 
 impl Refiner {
-    /// Starts at the experiment's start structure (one model evaluation with the Jacobian).
-    pub fn new(experiment: Experiment, options: LmOptions) -> Result<Self, RefineError> {
+    /// Starts at the experiment's start structure with the model on `device` (one model
+    /// evaluation with the Jacobian); [`Refiner::new`] and [`Refiner::new_on`] call it.
+    pub(super) async fn begin(experiment: Experiment, options: LmOptions, device: ModelDevice) -> Result<Self, RefineError> {
         let objective = if options.optimizer == Optimizer::Lm { options.objective } else { Objective::Wr2 };
         let problem = Problem::new(&experiment, objective)?;
         let state = problem.start(&experiment);
-        let current = problem.linearise(&experiment, &state, true)?;
+        let current = problem.linearise_on(&experiment, &state, true, &device).await?;
         let n = problem.params().len();
         let first_order = super::first_order::FirstOrder::new(n);
         let start = state.clone();
@@ -169,6 +172,7 @@ impl Refiner {
             start,
             offsets: vec![0.0; n],
             first_order,
+            device,
         };
         if options.max_iterations == 0 {
             refiner.stop = Some(StopReason::MaxIterations);
@@ -251,8 +255,9 @@ impl Refiner {
     }
 
     /// One LM iteration: trial steps until one lowers the cost (then the Jacobian is re-evaluated
-    /// there) or the run stops. Cancellation is checked between model evaluations.
-    pub fn step(&mut self, cancel: &CancelToken) -> Result<StepReport, RefineError> {
+    /// there) or the run stops, with the model on the refiner's device. Cancellation is checked
+    /// between model evaluations.
+    pub async fn step_async(&mut self, cancel: &CancelToken) -> Result<StepReport, RefineError> {
         if self.stop.is_some() {
             return Ok(self.report());
         }
@@ -281,7 +286,7 @@ impl Refiner {
                 continue;
             };
             let trial_state = self.state.stepped(self.problem.params(), &delta)?;
-            let trial = self.problem.linearise(&self.experiment, &trial_state, false);
+            let trial = self.problem.linearise_on(&self.experiment, &trial_state, false, &self.device).await;
             self.evaluations += 1;
             // A trial the model refuses (e.g. a matrix it cannot solve) counts as a refusal.
             let new_cost = trial.as_ref().map_or(f64::INFINITY, Linearisation::cost);
@@ -290,7 +295,7 @@ impl Refiner {
             let rho = if predicted > 0.0 { (old_cost - new_cost) / predicted } else { -1.0 };
             if new_cost.is_finite() && new_cost < old_cost {
                 cancel.check().map_err(|_| RefineError::Cancelled)?;
-                self.current = self.problem.linearise(&self.experiment, &trial_state, true)?;
+                self.current = self.problem.linearise_on(&self.experiment, &trial_state, true, &self.device).await?;
                 self.evaluations += 1;
                 self.state = trial_state;
                 self.offsets.iter_mut().zip(&delta).for_each(|(o, d)| *o += d);

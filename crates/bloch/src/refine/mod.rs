@@ -4,6 +4,7 @@
 //! tilts, coupled beam sets, the scored reflections ([`frames`]) — solved by the crate's own
 //! forward model ([`crate::frame::Frame`]), and diffBloch's per-frame wR2 / R_obs ([`metric`]).
 
+pub mod device;
 pub mod experiment;
 pub mod first_order;
 pub mod frames;
@@ -26,6 +27,7 @@ use crate::matrix::StructureFactorTable;
 use crate::structure_factor::StructureFactors;
 use crate::BlochError;
 
+pub use device::ModelDevice;
 pub use experiment::ExperimentConfig;
 pub use frames::{GeometryPlan, PlannedFrame};
 pub use lm::{LmOptions, Optimizer, Refiner, StepReport, StopReason};

@@ -101,7 +101,8 @@ pub struct RefineResult {
     pub stop: String,
     /// Wall time (s) of the refinement, loading excluded.
     pub seconds: f64,
-    /// The device that ran the model (`cpu`).
+    /// The device that ran the refinement's model: `cpu` (f64) or `gpu (<adapter>), f32 Taylor`.
+    /// The reported metrics, start and end, are scored in f64 on the CPU either way.
     pub device: String,
     /// The optimiser (`lm`, `adam`, `lbfgs`).
     pub optimizer: String,
@@ -303,7 +304,7 @@ pub fn finish(refiner: &super::Refiner, seconds: f64) -> Result<Finished, super:
         evaluations: refiner.evaluations() + 2,
         stop: refiner.stop_reason().map_or("paused", |s| s.name()).to_owned(),
         seconds,
-        device: "cpu".to_owned(),
+        device: refiner.device().label(),
         optimizer: refiner.options().optimizer.name().to_owned(),
         objective: problem.objective(),
         version: scatterlab_core::VERSION.to_owned(),

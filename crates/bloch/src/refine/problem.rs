@@ -245,6 +245,12 @@ impl Problem {
     pub fn linearise(&self, experiment: &Experiment, state: &State, with_jacobian: bool) -> Result<Linearisation, RefineError> {
         let model = self.model(experiment, state)?;
         let (intensities, columns) = if with_jacobian { model.intensities_and_jacobian(&self.params)? } else { (model.intensities()?, Vec::new()) };
+        Ok(self.assemble(&intensities, &columns, with_jacobian))
+    }
+
+    /// The residuals (and with `with_jacobian` their Jacobian) from the model's intensities and
+    /// intensity Jacobian (`columns[param][row]`), whichever device computed them.
+    pub(super) fn assemble(&self, intensities: &[f64], columns: &[Vec<f64>], with_jacobian: bool) -> Linearisation {
         let n = self.params.len();
         let mut out = Linearisation { residuals: Vec::new(), jacobian: Vec::new(), frame_wr2: Vec::new(), scales: Vec::new() };
         for frame in &self.scored {
@@ -286,7 +292,7 @@ impl Problem {
                 }
             }
         }
-        Ok(out)
+        out
     }
 }
 
