@@ -77,7 +77,11 @@ pub fn run(args: &FitArgs<'_>) -> Result<(), String> {
     let gpu = crate::gpu_device::reflectivity_pipeline(args.device)?;
     let (engine, backend) = match &gpu {
         None => (Engine::Cpu, "cpu f64".to_owned()),
-        Some(p) => (Engine::Gpu(p), format!("{} f32 (DE/MCMC batches), cpu f64 (LM)", p.context().describe())),
+        Some(p) => {
+            // Tilted/biaxial models batch through the df64 4×4 kernel, uniaxial ones the f32 recursion.
+            let precision = if model.needs_general() { "df64 4x4" } else { "f32" };
+            (Engine::Gpu(p), format!("{} {precision} (DE/MCMC batches), cpu f64 (LM)", p.context().describe()))
+        }
     };
     let cancel = CancelToken::new();
     let mut report = crate::progress::fit("refl fit");

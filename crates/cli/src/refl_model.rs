@@ -66,7 +66,8 @@ pub fn run(model_path: &Path, grid: Option<&str>, device: DeviceKind, out: Optio
     let gpu = crate::gpu_device::reflectivity_pipeline(device)?;
     let (engine, backend) = match &gpu {
         None => (Engine::Cpu, if model.needs_general() { "cpu f64 4x4" } else { "cpu f64 recursion" }.to_owned()),
-        Some(p) => (Engine::Gpu(p), format!("{} f32", p.context().describe())),
+        // Tilted/biaxial models run the df64 4×4 kernel, uniaxial ones the f32 recursion.
+        Some(p) => (Engine::Gpu(p), format!("{} {}", p.context().describe(), if model.needs_general() { "df64 4x4" } else { "f32" })),
     };
     let values = model.values().to_vec();
     let curves = pollster::block_on(model.evaluate(engine, &[&values])).map_err(at)?.remove(0);
@@ -77,7 +78,11 @@ pub fn run(model_path: &Path, grid: Option<&str>, device: DeviceKind, out: Optio
         .map(|(d, r)| CurveOut { name: d.name.to_owned(), energy_ev: d.energy_ev, polarization: d.polarization, q: d.q.to_vec(), r })
         .collect::<Vec<_>>();
     let n_points = datasets.iter().map(|d| d.r.len()).sum();
-    let accumulation = if gpu.is_some() { "f32" } else { "f64" };
+    let accumulation = match (&gpu, model.needs_general()) {
+        (None, _) => "f64",
+        (Some(_), true) => "df64",
+        (Some(_), false) => "f32",
+    };
     let provenance = Provenance::new(text.as_bytes(), vec![n_points], "f64", device, &backend, accumulation);
     let results = ModelResults {
         model: model.file().name.clone(),

@@ -1,5 +1,6 @@
 //! `scatterlab refl compute --model`: a model file evaluated on its own q grids and on a given grid,
 //! equal to the library's evaluation; a typo in the model is reported by key name.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -59,4 +60,36 @@ fn a_typo_is_named() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("thicknes"), "{err}");
+}
+
+/// Issue 21: a tilted model on `--device gpu` runs the df64 4×4 kernel (it used to be refused) and
+/// equals the library's CPU evaluation within 1e-6 · R + 1e-13.
+#[test]
+fn a_tilted_model_runs_on_the_gpu() {
+    if scatterlab_testkit::skip_gpu("refl compute --model <tilted> --device gpu") {
+        return;
+    }
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(model_path()).unwrap()).unwrap();
+    v["layers"][1]["euler_deg"] = serde_json::json!([25.0, 40.0, 0.0]);
+    let text = v.to_string();
+    let dir = std::env::temp_dir().join(format!("scatterlab-cli-tilted-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tilted.json");
+    std::fs::write(&path, &text).unwrap();
+    let out = scatterlab(&["refl", "compute", "--model", path.to_str().unwrap(), "--device", "gpu"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got["device"], "gpu");
+    assert_eq!(got["provenance"]["accumulation"], "df64");
+    let model = scatterlab_refl::model::Model::from_json(&text).unwrap();
+    let values = model.values().to_vec();
+    let expect = pollster::block_on(model.evaluate(scatterlab_refl::Engine::Cpu, &[&values])).unwrap().remove(0);
+    for (d, e) in got["datasets"].as_array().unwrap().iter().zip(&expect) {
+        let r: Vec<f64> = d["R"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        assert_eq!(r.len(), e.len());
+        for (a, b) in r.iter().zip(e) {
+            assert!((a - b).abs() <= 1e-6 * b.abs() + 1e-13, "{a} vs {b}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

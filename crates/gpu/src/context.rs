@@ -98,11 +98,12 @@ impl GpuContext {
 
     /// Builds a compute pipeline from a registry shader, turning validation errors into [`GpuError`].
     pub async fn compute_pipeline(&self, shader_path: &str, entry_point: &str) -> Result<wgpu::ComputePipeline, GpuError> {
-        let shader = crate::shaders::get(shader_path)?;
+        // Libraries named by `// requires:` header lines are prepended (e.g. the df64 arithmetic).
+        let source = crate::shaders::resolved_source(shader_path)?;
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(shader.path), source: wgpu::ShaderSource::Wgsl(shader.source.into()) });
+        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(shader_path), source: wgpu::ShaderSource::Wgsl(source) });
         let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(shader.path),
+            label: Some(shader_path),
             layout: None,
             module: &module,
             entry_point: Some(entry_point),

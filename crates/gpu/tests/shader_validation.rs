@@ -1,14 +1,29 @@
 //! Every shader in `shaders/` parses and validates with naga (no GPU needed).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 #[test]
 fn every_shader_validates_with_naga() {
     assert!(!scatterlab_gpu::shaders::ALL.is_empty(), "the shader registry is empty");
     for shader in scatterlab_gpu::shaders::ALL {
-        let module = naga::front::wgsl::parse_str(shader.source).unwrap_or_else(|e| panic!("{}: parse error\n{}", shader.path, e.emit_to_string(shader.source)));
+        // As compiled: with the libraries its `// requires:` lines name prepended.
+        let source = scatterlab_gpu::shaders::resolved_source(shader.path).unwrap_or_else(|e| panic!("{}: {e}", shader.path));
+        let module = naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| panic!("{}: parse error\n{}", shader.path, e.emit_to_string(&source)));
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
             .validate(&module)
-            .unwrap_or_else(|e| panic!("{}: validation error\n{}", shader.path, e.emit_to_string(shader.source)));
+            .unwrap_or_else(|e| panic!("{}: validation error\n{}", shader.path, e.emit_to_string(&source)));
     }
+}
+
+/// A library named by `// requires:` exists in the registry (the df64 kernels use one).
+#[test]
+fn required_libraries_exist() {
+    for shader in scatterlab_gpu::shaders::ALL {
+        for lib in scatterlab_gpu::shaders::requires(shader.source) {
+            assert!(scatterlab_gpu::shaders::get(lib).is_ok(), "{}: requires {lib}, which is not in the registry", shader.path);
+        }
+    }
+    let general = scatterlab_gpu::shaders::get("refl/general_df64.wgsl").expect("the 4×4 df64 kernel is registered");
+    assert_eq!(scatterlab_gpu::shaders::requires(general.source), ["refl/df64.wgsl"]);
 }
 
 #[test]

@@ -47,13 +47,28 @@ struct Params {
 pub struct ParrattGpu {
     ctx: GpuContext,
     pipeline: wgpu::ComputePipeline,
+    /// The 4×4 df64 pipeline on the same device, compiled on first use (it is large, and most
+    /// models never need it).
+    general: std::sync::Mutex<Option<std::sync::Arc<crate::general::GeneralGpu>>>,
 }
 
 impl ParrattGpu {
     /// Compiles the kernel on `ctx`'s device.
     pub async fn new(ctx: &GpuContext) -> Result<Self, ReflError> {
         let pipeline = ctx.compute_pipeline(SHADER, "main").await?;
-        Ok(Self { ctx: ctx.clone(), pipeline })
+        Ok(Self { ctx: ctx.clone(), pipeline, general: std::sync::Mutex::new(None) })
+    }
+
+    /// The general (4×4, df64) pipeline on this device, compiled on the first call.
+    pub async fn general(&self) -> Result<std::sync::Arc<crate::general::GeneralGpu>, ReflError> {
+        if let Some(g) = self.general.lock().ok().and_then(|g| g.clone()) {
+            return Ok(g);
+        }
+        let compiled = std::sync::Arc::new(crate::general::GeneralGpu::new(&self.ctx).await?);
+        if let Ok(mut slot) = self.general.lock() {
+            *slot = Some(compiled.clone());
+        }
+        Ok(compiled)
     }
 
     /// The GPU context this pipeline runs on.

@@ -152,7 +152,7 @@ fn a_population_is_one_gpu_call_matching_the_cpu() {
 }
 
 #[test]
-fn tilted_models_run_on_the_cpu_and_refuse_the_gpu() {
+fn tilted_models_run_on_the_cpu_and_the_gpu() {
     let text = edited(|v| v["layers"][1]["euler_deg"] = serde_json::json!([0.0, 30.0, 0.0]));
     let model = Model::from_json(&text).unwrap();
     assert!(model.needs_general());
@@ -160,9 +160,12 @@ fn tilted_models_run_on_the_cpu_and_refuse_the_gpu() {
     let curves = pollster::block_on(model.evaluate(Engine::Cpu, &[&values])).unwrap();
     assert!(curves[0].iter().flatten().all(|r| r.is_finite() && *r > 0.0));
     if let Some(ctx) = common::gpu() {
+        // The df64 4×4 kernel (issue 21): the CPU's numbers within 1e-6 · R + 1e-13.
         let pipeline = pollster::block_on(scatterlab_refl::gpu::ParrattGpu::new(&ctx)).unwrap();
-        let err = pollster::block_on(model.evaluate(Engine::Gpu(&pipeline), &[&values])).unwrap_err().to_string();
-        assert!(err.contains("CPU"), "{err}");
+        let gpu = pollster::block_on(model.evaluate(Engine::Gpu(&pipeline), &[&values])).unwrap();
+        for (c, g) in curves[0].iter().flatten().zip(gpu[0].iter().flatten()) {
+            assert!((c - g).abs() <= 1e-6 * c + 1e-13, "GPU {g} vs CPU {c}");
+        }
     }
 }
 

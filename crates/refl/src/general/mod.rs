@@ -15,6 +15,7 @@
 //! [`crate::cpu`] to rounding, roughness included. Conventions: `CONVENTIONS.md`, section
 //! "General (4×4) layers". Transmission is not computed.
 
+pub mod gpu;
 mod gradient;
 mod mat2;
 mod modes;
@@ -25,6 +26,7 @@ mod roughness;
 pub mod tensor;
 mod terms;
 
+pub use gpu::{GeneralGpu, GeneralRequest};
 pub use gradient::{general_gradient, GeneralGradient, GeneralParam};
 pub use recursion::{reflection_matrix, GeneralKernel};
 pub use tensor::{is_decoupled, sincos_deg, TensorLayer};
@@ -115,6 +117,17 @@ pub fn general_reflectivity(stack: &GeneralStack, energy_ev: f64, q: &[f64]) -> 
     });
     out.check_finite(q)?;
     Ok(out)
+}
+
+/// Every curve of a batch on the chosen engine — one contract for both devices: the CPU runs
+/// [`general_reflectivity`] per curve (f64); the GPU runs the df64 kernel (`shaders/refl/general_df64.wgsl`,
+/// compiled on first use and kept with the engine's pipeline) over the whole batch in one
+/// dispatch. Errors name `curve k`; a non-finite R is an error on either device.
+pub async fn compute(engine: crate::Engine<'_>, requests: &[GeneralRequest<'_>]) -> Result<Vec<GeneralReflectivity>, ReflError> {
+    match engine {
+        crate::Engine::Cpu => requests.iter().enumerate().map(|(i, r)| general_reflectivity(r.stack, r.energy_ev, r.q).map_err(|e| e.in_curve(i))).collect(),
+        crate::Engine::Gpu(pipeline) => pipeline.general().await?.compute(requests).await,
+    }
 }
 
 impl GeneralReflectivity {

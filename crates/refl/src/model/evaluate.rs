@@ -3,11 +3,11 @@
 use super::compile::{principal_constants, CompiledDataset};
 use super::file::Polarization;
 use super::Model;
-use crate::general::{general_reflectivity, GeneralStack, TensorLayer};
+use crate::general::{general_reflectivity, GeneralReflectivity, GeneralRequest, GeneralStack, TensorLayer};
 use crate::resolution::{Resolution, SmearedRequest};
 use crate::{compute_smeared, limits, CurveRequest, Engine, Layer, ReflError, Stack};
 
-/// The stack a model gives for one dataset: uniaxial-z (the recursion, CPU or GPU) or general (4×4, CPU).
+/// The stack a model gives for one dataset: uniaxial-z (the recursion) or general (4×4); both run on the CPU or the GPU.
 #[derive(Clone, Debug, PartialEq)]
 pub enum BuiltStack {
     /// Every layer uniaxial with its optic axis along z.
@@ -66,12 +66,13 @@ impl Model {
 
     /// Model curves for every dataset at each parameter vector of a population: `[member][dataset][q]`.
     /// Uniaxial models go to the engine in one call (one GPU dispatch for the whole population ×
-    /// datasets × q); general (4×4) models run on the CPU only and reject a GPU engine.
+    /// datasets × q); general (4×4) models run per curve on the CPU (f64) or, on a GPU engine, as
+    /// one df64 dispatch for the whole population × datasets × quadrature nodes.
     pub async fn evaluate(&self, engine: Engine<'_>, population: &[&[f64]]) -> Result<Vec<Vec<Vec<f64>>>, ReflError> {
         let n_d = self.compiled.datasets.len();
         let raw: Vec<Vec<f64>> = if self.general {
-            if let Engine::Gpu(_) = engine {
-                return Err(ReflError::input("device", "models with tilted or biaxial layers run on the CPU only (the 4×4 method has no GPU kernel yet)"));
+            if let Engine::Gpu(pipeline) = engine {
+                return self.finish(population, self.general_gpu(pipeline, population).await?);
             }
             let mut raw = Vec::with_capacity(population.len() * n_d);
             for values in population {
@@ -117,6 +118,12 @@ impl Model {
             }
             raw
         };
+        self.finish(population, raw)
+    }
+
+    /// Scale and background applied to raw curves `[member × dataset][q]`, each checked finite.
+    fn finish(&self, population: &[&[f64]], raw: Vec<Vec<f64>>) -> Result<Vec<Vec<Vec<f64>>>, ReflError> {
+        let n_d = self.compiled.datasets.len();
         let mut out = Vec::with_capacity(population.len());
         for (m, values) in population.iter().enumerate() {
             let mut curves = Vec::with_capacity(n_d);
@@ -138,17 +145,31 @@ impl Model {
         let nodes = crate::resolution::expand_nodes(&probe.q, &probe.resolution, probe.energy_ev, probe.smearing, &scales)?;
         let q_nodes = &nodes.q;
         let g = general_reflectivity(stack, probe.energy_ev, q_nodes)?;
-        let channel: Vec<f64> = (0..q_nodes.len())
-            .map(|i| match pol {
-                Polarization::S => g.r_ss[i] + g.r_ps[i],
-                Polarization::P => g.r_pp[i] + g.r_sp[i],
-                Polarization::Ss => g.r_ss[i],
-                Polarization::Pp => g.r_pp[i],
-                Polarization::Sp => g.r_sp[i],
-                Polarization::Ps => g.r_ps[i],
-            })
-            .collect();
-        Ok(nodes.fold(&channel))
+        Ok(nodes.fold(&channel(&g, pol)))
+    }
+
+    /// The general (4×4) raw curves `[member × dataset][q]` of a whole population on the GPU: every
+    /// member × dataset at its quadrature nodes in one df64 dispatch, then channel and smearing
+    /// exactly as [`Self::general_curve`] on the CPU.
+    async fn general_gpu(&self, pipeline: &crate::gpu::ParrattGpu, population: &[&[f64]]) -> Result<Vec<Vec<f64>>, ReflError> {
+        let n_d = self.compiled.datasets.len();
+        let (mut stacks, mut energies, mut nodes) = (Vec::new(), Vec::new(), Vec::new());
+        for values in population {
+            for (i, d) in self.compiled.datasets.iter().enumerate() {
+                let BuiltStack::General(g) = self.stack(i, values)? else {
+                    return Err(ReflError::input("model", "mixed stack kinds"));
+                };
+                let probe = self.probe(d, values);
+                let scales = crate::resolution::StackScales::of_general(&g, probe.energy_ev);
+                nodes.push(crate::resolution::expand_nodes(&probe.q, &probe.resolution, probe.energy_ev, probe.smearing, &scales)?);
+                stacks.push(g);
+                energies.push(probe.energy_ev);
+            }
+        }
+        let requests: Vec<GeneralRequest<'_>> = stacks.iter().zip(&energies).zip(&nodes).map(|((stack, &energy_ev), n)| GeneralRequest { stack, energy_ev, q: &n.q }).collect();
+        let all: Vec<usize> = (0..n_d).collect();
+        let results = pipeline.general().await?.compute(&requests).await.map_err(|e| self.name_curve(e, &all))?;
+        Ok(results.iter().zip(&nodes).enumerate().map(|(k, (g, n))| n.fold(&channel(g, self.compiled.datasets[k % n_d.max(1)].polarization))).collect())
     }
 
     /// Rewrites "curve k" (population member × unique dataset) in an engine error as the dataset's name.
@@ -174,6 +195,21 @@ impl Model {
             None => Ok(()),
         }
     }
+}
+
+/// The reflectance a dataset's polarisation measures, per node: unpolarised-analyser channels
+/// (S, P) add the cross-polarised reflectance into the incident polarisation's channel.
+fn channel(g: &GeneralReflectivity, pol: Polarization) -> Vec<f64> {
+    (0..g.r_ss.len())
+        .map(|i| match pol {
+            Polarization::S => g.r_ss[i] + g.r_ps[i],
+            Polarization::P => g.r_pp[i] + g.r_sp[i],
+            Polarization::Ss => g.r_ss[i],
+            Polarization::Pp => g.r_pp[i],
+            Polarization::Sp => g.r_sp[i],
+            Polarization::Ps => g.r_ps[i],
+        })
+        .collect()
 }
 
 /// Prefixes an error's object with the dataset it came from.
