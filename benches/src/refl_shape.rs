@@ -1,5 +1,6 @@
 //! refloxide's benchmark shape (shared/BENCHMARKS.md): 250 eV, q = linspace(0.001, 0.25, 256),
 //! vacuum | N graded uniaxial slabs (200 Å in total) | Si.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a benchmark stops at its first failure, with the message
 
 use scatterlab_refl::{Layer, Stack};
 

@@ -1,6 +1,7 @@
 //! Quality numbers of an SSB phase image for `ssb_bench`: Pearson r band-passed as the fixtures'
 //! `quality_vs_truth` defines it, and the worst wrapped phase difference to a reference (the
 //! fixtures README's SSB gate: < 1e-3 rad).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a benchmark stops at its first failure, with the message
 
 use num_complex::Complex64;
 use rustfft::FftDirection;

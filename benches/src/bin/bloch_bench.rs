@@ -6,7 +6,7 @@
 //! The peer (`python/diffbloch_bench.py`) runs through `SCATTERLAB_DIFFBLOCH_PYTHON` (default
 //! `~/.cache/scatterlab/diffbloch-venv/bin/python`) with OMP/MKL/OPENBLAS_NUM_THREADS=1 and prints
 //! its plans (u0, tilts, segments) and timings; we rebuild *the same* frames from them
-//! ([`Optics::with_u0`], [`Frame`] segments), check that our intensities equal diffBloch's
+//! ([`Optics::with_u0`](scatterlab_bloch::geometry::Optics::with_u0), [`Frame`](scatterlab_bloch::frame::Frame) segments), check that our intensities equal diffBloch's
 //! (its complex64 matrix_exp solve), and time our forward: structure factors on the frame's
 //! support, every matrix, every solve, summed per hkl (eigen: real-symmetric when A is real;
 //! expm: Padé-13), median of 5 after a warm-up, wall and CPU. Without Python the frames are our own
@@ -19,6 +19,7 @@
 //! `cargo run --release -p scatterlab-benches --bin bloch_bench [quartz,borane]`
 //! (`SCATTERLAB_BLOCH_PROFILE=seconds` only loops our fast forward, or with
 //! `SCATTERLAB_BLOCH_PROFILE_GRADIENT=1` our forward+backward, for `perf record`).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a benchmark stops at its first failure, with the message
 
 use std::collections::HashMap;
 use std::process::Command;

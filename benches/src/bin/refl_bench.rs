@@ -9,6 +9,7 @@
 //! "gpu ratio") and refnx/ours-CPU ("vs refnx"; > 1: ours is faster), then a line checking refnx's R
 //! against our R_s, then one JSON line `{"native_cpu": {"N": seconds}}` for scripts/bench.sh's
 //! wasm-vs-native ratio.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a benchmark stops at its first failure, with the message
 
 use scatterlab_benches::refl_shape::{q_grid, stack, ENERGY_EV};
 use scatterlab_benches::timing::median_seconds;

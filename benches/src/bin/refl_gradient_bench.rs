@@ -3,6 +3,7 @@
 //! Prints median seconds and the ratio to `cpu::reflectivity` (the vectorised production path)
 //! and to `cpu::reflectivity_reference` (the scalar recursion the jets mirror), for 0 … all
 //! parameters, and the cost per parameter.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a benchmark stops at its first failure, with the message
 
 use scatterlab_refl::gradient::{reflectivity_gradient, smeared_gradient, LayerParam, Param};
 use scatterlab_refl::{cpu, CurveRequest, Layer, Resolution, SmearedRequest, Stack};

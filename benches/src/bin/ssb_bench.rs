@@ -25,6 +25,7 @@
 //! Python 3.11, numpy < 2), one thread; "-" where it cannot run. Last line: one JSON object.
 //!
 //! `cargo run --release -p scatterlab-benches --bin ssb_bench [fixture dir]`
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a benchmark stops at its first failure, with the message
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

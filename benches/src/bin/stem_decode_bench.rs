@@ -16,6 +16,7 @@
 //! (the timed runs do not), and every sum must equal the raw decode's. Last line: one JSON object with the GB/s figures.
 //!
 //! `cargo run --release -p scatterlab-benches --bin stem_decode_bench [fixture dir]`
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a benchmark stops at its first failure, with the message
 
 use std::time::Instant;
 

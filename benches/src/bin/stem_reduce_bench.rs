@@ -16,6 +16,7 @@
 //! run (or the GPU row with `SCATTERLAB_SKIP_GPU=1`). Last line: one JSON object with the GB/s figures.
 //!
 //! `cargo run --release -p scatterlab-benches --bin stem_reduce_bench [fixture dir]`
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a benchmark stops at its first failure, with the message
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -106,7 +106,7 @@ pub enum Command {
     BlochSimulate {
         /// Voltage (kV).
         kv: Option<f64>,
-        /// Zone axis [uvw].
+        /// Zone axis `[uvw]`.
         zone: Option<[i32; 3]>,
         /// Reference reflection (hkl) for lab +x.
         reference: Option<[i32; 3]>,

@@ -2,6 +2,7 @@
 //! zone of a cubic crystal with (100) → +x, to 1e-12), the GPU device (f32 WGSL on the app's wgpu
 //! device, within the fixture's f32 tolerance of the CPU), and rocking sweeps — every tilt equal
 //! to the static case at that tilt (≤ 1e-12), progress, and a cancel that keeps the tilts done.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,6 @@
 //! The Fit tab's pure parts: file classification, attaching data, histograms, PNG encoding and
 //! cropping, file names. (DE's generation seeds live in `scatterlab_refl::fit`, tested there.)
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use scatterlab_app::refl_fit::export::{crop, encode_png, file_stem};
 use scatterlab_app::refl_fit::loading::{attach, classify, model_from_inputs, Loaded, Target};

@@ -1,5 +1,6 @@
 //! Fit runs through the Fit tab's buttons: MCMC with its histograms, Cancel then Resume, and DE
 //! batches on the GPU (kittest's wgpu device, lavapipe here).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 mod common;
 

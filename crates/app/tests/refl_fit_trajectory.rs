@@ -2,6 +2,7 @@
 //! by generation, then the LM polish) follows `scatterlab refl fit`'s trajectory: the same DE state,
 //! generations, evaluations, fitted values and χ² for one seed. The model the web build hands to the
 //! npm worker (JSON) gives the trajectory of the model the desktop fits.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! worker's `fit` options (method, seed, limits, resume state, model with the current values) and a
 //! result in the worker's shape (as `tests/e2e/fit.html` sees it) becomes the app's `FitResult`.
 //! The real worker round trip runs in the browser (`tests/e2e/app.mjs`).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 mod common;
 

@@ -2,6 +2,7 @@
 //!
 //! The CPU tests use kittest's default (no GPU device: the app sees "GPU unavailable");
 //! the GPU test gives the app kittest's wgpu render state (lavapipe here), as eframe would.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,6 @@
 //! The reflectivity panel's resolution control, plot views and depth profile, in a headless
 //! egui harness (CPU engine; kittest's default has no GPU device).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::time::{Duration, Instant};
 

@@ -3,6 +3,7 @@
 //! the resident buffers — equal to the brute-force sums exactly, the device shown as "gpu" — and
 //! a moved detector is recomputed there; picking "CPU" goes back to CPU sums. Nothing is
 //! substituted: until the GPU has answered the images are the GPU's or none.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 mod stem_common;
 

@@ -2,6 +2,7 @@
 //! limits in units beside each image, the hover read-out (row, col, value, units, and Å/nm or
 //! mrad), the CoM components on a diverging colormap centred at 0, the export's one zip and
 //! PNG scale bar, and columns that reflow with the window instead of clipping.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 mod common;
 mod stem_common;

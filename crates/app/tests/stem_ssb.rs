@@ -5,6 +5,7 @@
 //! `.npy` holds the phase on display; without a GPU the GPU is refused by name, never replaced by
 //! the CPU; on kittest's wgpu device (lavapipe) the GPU's f32 phase equals the CPU's (RMS 1e-3 rad)
 //! and the Fit button evaluates its losses there; the browser's sliced fit (`SteppedFit`, a slice per UI frame) equals `fit_aberrations` exactly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 mod common;
 mod stem_common;

@@ -3,6 +3,7 @@
 //! by the arrow keys) changes the virtual image, which always equals a brute-force sum of the
 //! example's frames; a scan region shows its mean pattern; DPC finds the example's rotation;
 //! Cancel keeps the frames read. Files (the dev_small reference, broken inputs): stem_files.rs.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 mod stem_common;
 

@@ -48,7 +48,7 @@ pub struct Limits {
     pub max_intensities: u64,
     /// Most estimated solver work of one simulation, in complex multiply-adds (default 2·10¹³:
     /// about an hour of one core at the ~5·10⁹ per second measured on the expm path; a 4096-beam
-    /// case at ten thicknesses is 8·10¹²). See [`Limits::solver_work`].
+    /// case at ten thicknesses is 8·10¹²). See [`solver_work`].
     pub max_work: f64,
 }
 

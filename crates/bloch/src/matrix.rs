@@ -37,7 +37,7 @@ pub trait StructureFactorTable {
     fn dense_values(&self) -> Option<&[Complex64]> {
         None
     }
-    /// Positions of F(beams[j] − beams[i]) for every pair, column-major (entry j·N + i), as
+    /// Positions of F(`beams[j]` − `beams[i]`) for every pair, column-major (entry j·N + i), as
     /// matrix assembly and its reverse pass read them; `Err` names the first difference the
     /// table lacks. Tables with a dense hkl box gather these in one tight loop.
     fn difference_indices(&self, beams: &[Hkl]) -> Result<Vec<u32>, Hkl> {

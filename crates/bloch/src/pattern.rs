@@ -47,7 +47,7 @@ pub struct Method {
 pub struct Pattern {
     /// Beams, sorted by (h, k, l); for rocking curves the union over tilts.
     pub hkl: Vec<Hkl>,
-    /// I[thickness][beam], fractions of the incident beam (rocking: summed over tilts).
+    /// `I[thickness][beam]`, fractions of the incident beam (rocking: summed over tilts).
     pub intensities: Vec<Vec<f64>>,
 }
 

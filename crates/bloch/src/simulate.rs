@@ -129,7 +129,7 @@ pub struct CaseOutput {
     /// Beams, sorted by (h, k, l).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hkl: Option<Vec<Hkl>>,
-    /// I[thickness][beam].
+    /// `I[thickness][beam]`.
     #[serde(rename = "I", skip_serializing_if = "Option::is_none")]
     pub intensities: Option<Vec<Vec<f64>>>,
     /// Why the case failed.

@@ -91,7 +91,7 @@ impl TiltSweep {
     }
 }
 
-/// One tilt's pattern as pushed: its own beams and I[thickness][beam].
+/// One tilt's pattern as pushed: its own beams and `I[thickness][beam]`.
 #[derive(Clone, Debug, PartialEq)]
 struct TiltPattern {
     tilt_deg: f64,
@@ -115,7 +115,7 @@ impl TiltSeries {
     }
 
     /// Adds the pattern of tilt `tilt_deg` (the sweep's offset, or any label the caller plots
-    /// against): its beams `hkl` and I[thickness][beam]. A row count other than the series'
+    /// against): its beams `hkl` and `I[thickness][beam]`. A row count other than the series'
     /// thicknesses, a row of another length than `hkl`, a repeated beam or a non-finite
     /// intensity is an error naming the tilt; the series is then unchanged.
     pub fn push(&mut self, tilt_deg: f64, hkl: &[Hkl], intensities: &[Vec<f64>]) -> Result<(), BlochError> {
@@ -177,7 +177,7 @@ impl TiltSeries {
         self.union.iter().enumerate().map(|(j, &h)| (h, j)).collect()
     }
 
-    /// I[tilt][thickness][beam] over [`Self::hkl`], flat and tilt-major (0 where a beam is absent
+    /// `I[tilt][thickness][beam]` over [`Self::hkl`], flat and tilt-major (0 where a beam is absent
     /// at a tilt): `len() × n_thicknesses() × hkl().len()` values.
     pub fn intensities(&self) -> Vec<f64> {
         let columns = self.columns();
@@ -196,7 +196,7 @@ impl TiltSeries {
         out
     }
 
-    /// Σ over tilts of I[thickness][beam] over [`Self::hkl`] (0 where absent): the rocking-curve
+    /// Σ over tilts of `I[thickness][beam]` over [`Self::hkl`] (0 where absent): the rocking-curve
     /// integrated intensities, as the fixture's rocking cases report them.
     pub fn summed(&self) -> Vec<Vec<f64>> {
         let columns = self.columns();

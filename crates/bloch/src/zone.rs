@@ -1,10 +1,10 @@
-//! One static zone-axis case from a CIF and a few numbers (voltage, zone [uvw], reference
+//! One static zone-axis case from a CIF and a few numbers (voltage, zone `[uvw]`, reference
 //! reflection, tilt, thicknesses, g_max, sg_max): the case `scatterlab bloch simulate --cif …
 //! --kv … --zone … --thickness …` runs and the app's Bloch workspace simulates, built in one
 //! place so the two can never disagree.
 //!
 //! Orientation, as the fixture's `('zone', uvw, ref_hkl, (tx, ty))`: the real-space zone axis
-//! [uvw] goes to lab +z (towards the gun; the beam travels along −z), the reciprocal direction of
+//! `[uvw]` goes to lab +z (towards the gun; the beam travels along −z), the reciprocal direction of
 //! the reference reflection (hkl), made perpendicular to it, to lab +x, then O = R_x(tx) R_y(ty) O0.
 //! Errors name the input as `zone`, `ref [h, k, l]`, `kv`, `thickness`, `g_max`, `sg_max`, `tilt`
 //! (the CLI prefixes `--`).
@@ -30,7 +30,7 @@ pub const DEFAULT_SG_MAX: f64 = 0.04;
 pub struct ZoneCase {
     /// Accelerating voltage (kV).
     pub kv: f64,
-    /// Zone axis [uvw] (real-space direction along the beam, towards the gun).
+    /// Zone axis `[uvw]` (real-space direction along the beam, towards the gun).
     pub zone: [i32; 3],
     /// Reflection (hkl) whose direction, made perpendicular to the zone axis, is lab +x; `None`:
     /// the first of (100), (010), (001) in the zone, else the least parallel to it.
@@ -80,7 +80,7 @@ pub(crate) fn mat_mul(a: &Mat3, b: &Mat3) -> Mat3 {
     out
 }
 
-/// Orientation O (lab = O · crystal Cartesian) for zone [uvw], reference (hkl) and tilts (degrees)
+/// Orientation O (lab = O · crystal Cartesian) for zone `[uvw]`, reference (hkl) and tilts (degrees)
 /// in a cell with direct rows `direct` and reciprocal rows `reciprocal`.
 pub fn zone_orientation(direct: &Mat3, reciprocal: &Mat3, zone: [i32; 3], reference: Option<[i32; 3]>, tilt_deg: [f64; 2]) -> Result<Mat3, InputError> {
     let z = unit(combine(zone, direct)).ok_or_else(|| InputError::new("zone", "the zone axis must not be 0,0,0"))?;

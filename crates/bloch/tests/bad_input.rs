@@ -2,6 +2,7 @@
 //! (naming the case, the input, the size or the thickness) or a correct finite answer — never a
 //! panic, an abort, a NaN or a flux above 1. Cases are the fixture's Si-200kV-00 with one input
 //! changed, run through `simulate` as the CLI does.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use scatterlab_bloch::limits::solver_work;
 use scatterlab_bloch::matrix::Conventions;

@@ -2,6 +2,7 @@
 //! the fixture cases (`shared/fixtures/bloch/reference.json`), plan §6: every free position,
 //! U, occupancy, the thickness and ω_{x,y,z}, with the optics and beam sets frozen. Gate per
 //! parameter: max |J − J_FD| ≤ 1e-6·max(max |J|, 1e-6). Run with `--nocapture` for the table.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 #[path = "support/bloch_models.rs"]
 mod support;

@@ -3,6 +3,7 @@
 //! diffbloch_reference_gradients.py` → `diffbloch_gradients.json`), contracted from torch's P1
 //! quantities (positions, U*, occupancies) onto our asymmetric-unit parameters. Gate 1e-9 of the
 //! largest component (plan §6).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 #[path = "support/bloch_models.rs"]
 mod support;

@@ -3,6 +3,7 @@
 //! independent plan, unitarity for Hermitian matrices; and the WGSL twin (f32, lavapipe here)
 //! against the CPU on fresh random structure-matrix-like batches (Hermitian and absorptive, mixed
 //! beam counts, diffBloch-sized phases) within the GPU tolerance of 1e-4 in intensity.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use num_complex::Complex64;
 use rand::Rng;

@@ -2,6 +2,7 @@
 //! beam sets, intensities vs `I_ref` with both solvers (expm only for the absorptive case) and,
 //! with the abTEM switch, vs `I_abtem`, all within 1e-6 absolute. Run with `--nocapture` for
 //! the per-case table of max errors and timings.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

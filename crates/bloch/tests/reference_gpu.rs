@@ -3,6 +3,7 @@
 //! beam set equals the fixture's, intensities within the GPU gate of 1e-4 of `I_ref`
 //! (absorptive and rocking cases included), and with the abTEM switch within 1e-4 of `I_abtem`.
 //! Runs on lavapipe here; SCATTERLAB_SKIP_GPU=1 skips it on a machine without any adapter.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use scatterlab_bloch::gpu::{run_gpu, PropagateGpu};
 use scatterlab_bloch::matrix::Conventions;

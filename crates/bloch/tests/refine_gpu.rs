@@ -2,6 +2,7 @@
 //! CPU f64 model on `shared/fixtures/bloch/synthetic_quartz`: intensities and the forward-mode
 //! Jacobian (structure, thickness and orientation columns) on a few frames, the 2N beam limit,
 //! and Levenberg–Marquardt driven on either device. Run with `--nocapture` for the errors seen.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::time::Instant;
 

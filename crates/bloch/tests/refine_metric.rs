@@ -3,6 +3,7 @@
 //! scored set) and its metrics. At `true.cif` and `start.cif` the mean per-frame wR2 and R_obs
 //! must equal diffBloch 0.2.0rc1's values in `truth.json` to 1e-3 relative. Run with
 //! `--nocapture` for the per-frame table.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::path::PathBuf;
 use std::time::Instant;

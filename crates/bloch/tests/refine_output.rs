@@ -2,6 +2,7 @@
 //! sites, positions, ADPs and operators to the printed precision; the space-group text identical
 //! to the source's), the s.u. parentheses rule on a table of cases, U_eq of an anisotropic site
 //! in a non-orthogonal cell against the hand formula, and the observed-vs-calculated CSV.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use scatterlab_bloch::crystal::{parse_cif_asymmetric, AsymmetricUnit};
 use scatterlab_bloch::refine::metric::frame_metrics;

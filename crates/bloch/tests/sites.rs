@@ -1,6 +1,7 @@
 //! The asymmetric unit and its site map on every fixture crystal: `expand` gives exactly the
 //! P1 atoms of `parse_cif`, every image is R·x_site + t of its site, and the free directions of
 //! the special positions are the crystallographic ones.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use scatterlab_bloch::crystal::{parse_cif_asymmetric, wrap_unit, AsymmetricUnit};
 use scatterlab_bloch::parse_cif;

@@ -8,6 +8,7 @@
 //! must agree to 1e-12 relative, and every beam value must round to the stored digits, i.e.
 //! lie within half a unit of its 9th significant digit (≤ 5e-10 absolute, tighter for smaller
 //! values; float64 agreement would give ~1e-16).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use num_complex::Complex64;
 use scatterlab_bloch::{parse_cif, StructureFactors};

@@ -175,7 +175,7 @@ enum StemCommand {
         /// --bf and --adf are in mrad (converted with the convergence semi-angle over the measured BF radius).
         #[arg(long)]
         mrad: bool,
-        /// Detector bin factor for bin<K>_sum_dp (≥ 2).
+        /// Detector bin factor for `bin<K>_sum_dp` (≥ 2).
         #[arg(long)]
         bin: Option<usize>,
         /// Reduce the frames present when data files are missing: real products NaN and integer

@@ -4,6 +4,7 @@
 //! and says so in the file; a solver the device cannot run is an error (issue 17 item 4); bad
 //! input (issue 25) is a per-case error and a non-zero exit. The GPU tests run on lavapipe here;
 //! SCATTERLAB_SKIP_GPU=1 skips them on a machine without any adapter.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

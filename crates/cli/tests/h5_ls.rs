@@ -1,5 +1,6 @@
 //! `scatterlab h5 ls` on the STEM fixtures: the indented tree with external links (and a
 //! missing one flagged), dataset shapes, types, chunking and filters, attributes, and JSON.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::path::PathBuf;
 use std::process::Command;

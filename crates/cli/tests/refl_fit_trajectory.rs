@@ -3,6 +3,7 @@
 //! of `scatterlab_refl::fit::differential_evolution` + LM with the default options and that seed
 //! (the same `DeRun` the desktop app and the npm worker step; `crates/refl/tests/de_trajectory.rs`
 //! shows those equal the one-shot run).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -1,6 +1,7 @@
 //! `scatterlab stem info` on the STEM fixtures: shapes, dtype, chunking, filters, calibration
 //! (or "not in file"), mask count, data files with frame ranges, and a missing data file
 //! (exit 0, non-zero with --strict).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -3,6 +3,7 @@
 //! correlates with the true phase; the manifest carries the rotation (≤ 0.05° of the fine
 //! reference, modulo 180°), the geometry and the sources' hashes; with no geometry the auto probe
 //! is used; a GPU request and a bad argument are named errors.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -6,6 +6,7 @@
 //! |C10| < 1 nm and writes `fitted: true` with the loss curve; NaN parameters are named errors;
 //! `--device gpu` writes a complex64 (`<c8`) object whose phase equals the reference's (< 1e-3
 //! rad) and names the adapter in the manifest, and without an adapter it fails (no CPU run).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

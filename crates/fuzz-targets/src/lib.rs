@@ -1,6 +1,7 @@
-//! The bodies of the fuzz targets (one per input kind a user hands scatterlab, HDF5 aside), kept
-//! in a library so that `cargo test` replays the seed corpus and every crash regression on
-//! stable, and `cargo +nightly fuzz run <target>` explores from there.
+//! The bodies of the fuzz targets (one per input kind a user hands scatterlab; single HDF5 files and
+//! filters in crates/hdf5/fuzz, 4D-STEM acquisitions here), kept in a library so that `cargo test`
+//! replays the seed corpus and every crash regression on stable, and `cargo +nightly fuzz run
+//! <target>` explores from there.
 //!
 //! Contract of every target: the input is arbitrary bytes; the reader returns a value or an
 //! error and never panics, aborts or allocates without bound; and where a reader's value flows
@@ -100,8 +101,62 @@ pub fn columns(data: &[u8]) {
     }
 }
 
+/// The files of a 4D-STEM acquisition given as one input: a little-endian `u32` with the master's
+/// length, the master (`master.h5`), then the first data file: the bytes any name ending in
+/// `_000001.h5` resolves to (none when empty). Other data files are missing (frames left out, as
+/// when a user picks part of an acquisition). Anything shorter than 4 bytes is a lone master.
+struct Acquisition<'a> {
+    master: &'a [u8],
+    data: &'a [u8],
+}
+
+impl<'a> Acquisition<'a> {
+    fn split(input: &'a [u8]) -> Self {
+        match input.split_first_chunk::<4>() {
+            Some((len, rest)) => {
+                let (master, data) = rest.split_at((u32::from_le_bytes(*len) as usize).min(rest.len()));
+                Self { master, data }
+            }
+            None => Self { master: input, data: &[] },
+        }
+    }
+}
+
+impl scatterlab_stem::load::FileSet for Acquisition<'_> {
+    fn open(&self, name: &str) -> scatterlab_stem::load::Result<Option<scatterlab_hdf5::storage::DynStorage>> {
+        let bytes = match name {
+            "master.h5" => self.master,
+            _ if name.ends_with("_000001.h5") => self.data,
+            _ => &[],
+        };
+        Ok((!bytes.is_empty()).then(|| scatterlab_hdf5::storage::bytes(bytes.to_vec())))
+    }
+
+    fn list(&self) -> Vec<String> {
+        vec!["master.h5".into(), "data_000001.h5".into()]
+    }
+}
+
+/// A 4D-STEM acquisition (Dectris/ARINA master whose external links resolve to the data file, or
+/// a single file): `Acquisition::open` (links, metadata, chunk index walks), then the first, a
+/// middle and the last frame read and decoded, as the CLI, the app and the npm package do.
+pub fn acquisition(data: &[u8]) {
+    use scatterlab_stem::load::{Acquisition as Acq, Hints, ReadOptions};
+    let files = Acquisition::split(data);
+    let Ok(acq) = Acq::open(&files, "master.h5", &Hints::default()) else { return };
+    let n = acq.n_frames();
+    let _ = acq.scan_shape();
+    for f in [0, n / 2, n.saturating_sub(1), n] {
+        let r = acq.frame_at(f, &ReadOptions::default());
+        assert!(f < n || r.is_err(), "frame {f} of {n} read without error");
+    }
+}
+
+/// A target: its name (the folder of its seeds) and its body.
+pub type Target = (&'static str, fn(&[u8]));
+
 /// Every target by name, for the corpus replay.
-pub const TARGETS: [(&str, fn(&[u8])); 9] = [
+pub const TARGETS: [Target; 10] = [
     ("cif", cif),
     ("cif_pets", cif_pets),
     ("experiment_yaml", experiment_yaml),
@@ -111,4 +166,5 @@ pub const TARGETS: [(&str, fn(&[u8])); 9] = [
     ("refl_cases", refl_cases),
     ("orso", orso),
     ("columns", columns),
+    ("acquisition", acquisition),
 ];

@@ -13,6 +13,11 @@ use crate::file::H5File;
 /// Most elements [`dataset_numbers`] reads (4 M: a 2048 × 2048 pixel mask): metadata only.
 pub const MAX_METADATA_ELEMENTS: u64 = 1 << 22;
 
+/// Most bytes a metadata dataset ([`dataset_numbers`], [`dataset_string`]) may hold (32 MiB: the
+/// largest mask in f64), checked before anything is allocated for it: a forged dataspace or
+/// string length in a small file may claim gigabytes.
+pub const MAX_METADATA_BYTES: u64 = 8 * MAX_METADATA_ELEMENTS;
+
 /// A short name of a datatype: `u16`, `f64`, `i32 be`, `string[17]`, `vlen string`, `compound{a,b}`, ….
 pub fn dtype_name(dt: &Datatype) -> String {
     use hdf5_reader::datatype_api::StringSize;
@@ -141,6 +146,7 @@ pub fn dataset_numbers(file: &H5File, path: &str) -> Result<Vec<f64>> {
     if n > MAX_METADATA_ELEMENTS {
         return Err(H5Error::Limit { file: file.name().to_string(), object: path.to_string(), what: "metadata dataset".into(), requested: n, limit: MAX_METADATA_ELEMENTS });
     }
+    check_metadata_bytes(file, path, &ds)?;
     let raw = ds.read_raw_bytes().map_err(|e| file.err(path, e))?;
     numbers(ds.dtype(), &raw, n as usize).ok_or_else(|| H5Error::Format {
         file: file.name().to_string(),
@@ -150,9 +156,21 @@ pub fn dataset_numbers(file: &H5File, path: &str) -> Result<Vec<f64>> {
 }
 
 /// The first string of a string dataset (Dectris stores `description` and dates this way).
+/// At most [`MAX_METADATA_BYTES`] of stored elements (a vlen string's element is its heap
+/// reference); a larger dataset is an [`H5Error::Limit`], refused before it is read.
 pub fn dataset_string(file: &H5File, path: &str) -> Result<String> {
     let ds = file.reader().dataset(path).map_err(|e| file.err(path, e))?;
+    check_metadata_bytes(file, path, &ds)?;
     ds.read_string().or_else(|_| ds.read_strings().map(|v| v.into_iter().next().unwrap_or_default())).map_err(|e| file.err(path, e))
+}
+
+/// Refuses a metadata dataset whose elements take more than [`MAX_METADATA_BYTES`].
+fn check_metadata_bytes(file: &H5File, path: &str, ds: &hdf5_reader::Dataset) -> Result<()> {
+    let bytes = ds.raw_byte_len().map_err(|e| file.err(path, e))? as u64;
+    if bytes > MAX_METADATA_BYTES {
+        return Err(H5Error::Limit { file: file.name().to_string(), object: path.to_string(), what: "metadata dataset bytes".into(), requested: bytes, limit: MAX_METADATA_BYTES });
+    }
+    Ok(())
 }
 
 /// The numbers of attribute `name` of the object at `path` (group or dataset).

@@ -11,6 +11,7 @@
 //!   the fixed-array and implicit datasets whose maximum dimensions after the first exceed the
 //!   shape: hdf5-reader 0.12.1 numbers their chunks over the current grid, libhdf5 (and we) over
 //!   the grid at the maximum dimensions.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::path::{Path, PathBuf};
 

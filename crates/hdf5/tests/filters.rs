@@ -4,6 +4,7 @@
 //! way `tests/data/issue5_verify_bslz4.py` states it, plus `lz4_flex` compression), not with the
 //! crate's own forward transpose, so a mistake shared by both directions cannot pass. Seed printed;
 //! `SCATTERLAB_SEED=N` replays a run. Malformed inputs: `tests/filters_malformed.rs`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use hdf5_reader::filters::apply_pipeline;
 use hdf5_reader::messages::filter_pipeline::FilterDescription;

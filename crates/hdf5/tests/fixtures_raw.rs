@@ -4,6 +4,7 @@
 //! frames equal `sum_dp_raw` of `<prefix>_reference.h5`. The format oracle for the chunk layout is
 //! `tests/data/issue5_verify_bslz4.py` (stdlib Python). Fixtures: `../shared/fixtures/stem/`
 //! beside the repository.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::path::PathBuf;
 

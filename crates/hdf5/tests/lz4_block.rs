@@ -3,6 +3,7 @@
 //! 7, 8, 15, 16, 17, long 255-continued lengths, matches ending exactly at the output end),
 //! every buffer both exact and with slack; then malformed blocks (typed errors, never a panic).
 //! Seeded (seed printed, `SCATTERLAB_SEED=N` replays).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -1,6 +1,7 @@
 //! Raw access beyond "decodes right": coalesced reads on a 5000-chunk file, partial ranges,
 //! and bad bytes (a damaged chunk, a truncated file, an unknown filter) as typed errors naming
 //! file, dataset and chunk.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::path::PathBuf;
 

@@ -6,6 +6,7 @@
 //! replays a run, `SCATTERLAB_CASE=N` with it reruns one case with the
 //! normal panic hook (for `RUST_BACKTRACE=1`), `SCATTERLAB_ROBUST_SECS=N` soaks longer. The Acquisition-level twin is
 //! `crates/stem/tests/robust.rs`; coverage-guided fuzzing is in `crates/hdf5/fuzz/`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 #[path = "common/mutate.rs"]
 mod mutate;
@@ -180,4 +181,25 @@ fn damaged_fixtures_never_panic_and_fail_with_errors_naming_the_file() {
     println!("robust (hdf5): {case} cases in {:.1} s, {} failures", start.elapsed().as_secs_f64(), failures.len());
     assert!(failures.is_empty(), "{} failures (seed {seed}):\n{}", failures.len(), failures.iter().take(20).cloned().collect::<Vec<_>>().join("\n"));
     assert!(case >= 50 || only.is_some(), "only {case} cases ran in {budget:?}");
+}
+
+/// Fuzz regression (`fuzz/` target `acquisition`, 2026-12-05; the input is
+/// `fuzz/seeds/acquisition/regression_oom_description_4gb.bin`): a master whose
+/// `/entry/instrument/detector/description` declares 4.1 GB of fixed-length strings in a 38 KB
+/// file. `dataset_string` allocated and filled all of it (12 s, 4 GB RSS); it is now a limit error
+/// naming the file and the dataset, before any allocation.
+#[test]
+fn forged_metadata_string_size_is_a_limit_error() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz_description_4gb_master.h5");
+    let f = H5File::open_path(&path).unwrap();
+    let object = "/entry/instrument/detector/description";
+    let start = Instant::now();
+    match scatterlab_hdf5::values::dataset_string(&f, object) {
+        Err(H5Error::Limit { file, object: o, requested, limit, .. }) => {
+            assert_eq!((file.as_str(), o.as_str()), ("fuzz_description_4gb_master.h5", object));
+            assert!(requested > limit && limit == scatterlab_hdf5::values::MAX_METADATA_BYTES, "{requested} > {limit}");
+        }
+        other => panic!("expected a limit error, got {other:?}"),
+    }
+    assert!(start.elapsed().as_secs_f64() < 1.0, "refused in {:?}", start.elapsed());
 }

@@ -2,6 +2,7 @@
 //! targets (hdf5-reader alone drops them), compact vs dense link groups listing identically,
 //! dataset storage and filters, and errors confined to the object they belong to (a patched
 //! unknown filter id, a corrupt object header). Fixtures: `../shared/fixtures/stem/`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::path::PathBuf;
 

@@ -200,6 +200,7 @@ impl<const N: usize> Sub for Jet<N> {
 impl<const N: usize> Mul for Jet<N> {
     type Output = Self;
     #[inline]
+    #[allow(clippy::suspicious_arithmetic_impl)] // the product rule: (uv)' = u'v + uv'
     fn mul(self, o: Self) -> Self {
         Jet { v: self.v * o.v, d: std::array::from_fn(|k| self.d[k] * o.v + self.v * o.d[k]) }
     }

@@ -64,6 +64,8 @@ impl ParrattGpu {
         if let Some(g) = self.general.lock().ok().and_then(|g| g.clone()) {
             return Ok(g);
         }
+        // Send + Sync natively; on wasm32 wgpu's handles are neither, and nothing crosses threads there.
+        #[allow(clippy::arc_with_non_send_sync)]
         let compiled = std::sync::Arc::new(crate::general::GeneralGpu::new(&self.ctx).await?);
         if let Ok(mut slot) = self.general.lock() {
             *slot = Some(compiled.clone());

@@ -4,6 +4,7 @@
 //! film model (3 free parameters, 45 members) each way of driving DE must give bit-identical best
 //! parameters, χ², population, generation and evaluation counts, and the same per-generation
 //! reports, and stop by the same rule (here: converged well before the generation limit).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use scatterlab_core::CancelToken;
 use scatterlab_refl::fit::{self, generation_seed, DeOptions, DeResult, DeRun, FitProgress, Objective, ObjectiveOptions};

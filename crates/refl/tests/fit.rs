@@ -3,6 +3,7 @@
 //! parameter within 3 standard errors of the truth; LM from near the optimum agrees; MCMC 68 %
 //! half-widths agree with LM's standard errors within a factor of 1.5.
 //! The judged fields (`truth`, `chi2_at_truth`) are read here, by the test, never by the fitter.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 mod common;
 
@@ -46,7 +47,7 @@ fn quiet() -> impl FnMut(&fit::FitProgress) {
 fn chi2_at_the_truth_matches_the_fixture() {
     let t = task();
     let objective = Objective::new(&t.model, ObjectiveOptions::default()).unwrap();
-    let chi2 = pollster::block_on(objective.chi2_batch(Engine::Cpu, &[t.truth.clone()])).unwrap()[0];
+    let chi2 = pollster::block_on(objective.chi2_batch(Engine::Cpu, std::slice::from_ref(&t.truth))).unwrap()[0];
     println!("χ²(truth) = {chi2} vs fixture {}", t.chi2_at_truth);
     assert!((chi2 - t.chi2_at_truth).abs() <= 1e-6 * t.chi2_at_truth, "{chi2} vs {}", t.chi2_at_truth);
 }
@@ -122,7 +123,7 @@ fn the_sampler_run_in_pieces_equals_one_run() {
     let mut steps_seen = Vec::new();
     while !sampler.is_done() {
         let taken = pollster::block_on(sampler.run_steps(&objective, Engine::Cpu, 7, &mut |p| steps_seen.push(p.iteration), &cancel)).unwrap();
-        assert!(taken >= 1 && taken <= 7, "{taken} steps");
+        assert!((1..=7).contains(&taken), "{taken} steps");
     }
     assert_eq!(steps_seen, (1..=30).collect::<Vec<_>>());
     let pieces = sampler.finish().unwrap();

@@ -3,6 +3,7 @@
 //! * tilted/biaxial stacks equal refloxide 0.3.0's `general_reflectivity` (saved fixture) and an
 //!   independent plain Berreman transfer-matrix implementation (`berreman` below);
 //! * symmetries, energy conservation, exact derivatives, typed errors.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 #[path = "general_4x4/berreman.rs"]
 mod berreman;

@@ -4,6 +4,7 @@
 //! cases, and seeded random tilted biaxial stacks with roughness (seed printed, `SCATTERLAB_SEED`
 //! replays); batched in one call like a fitter's population. A tilted model evaluates and fits on
 //! the GPU: see `gpu_general_fit.rs`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 mod common;
 

@@ -3,6 +3,7 @@
 //! the CPU within 1e-6 · R + 1e-13 on every polarisation channel (s, p, ss, pp, sp, ps) with
 //! resolution smearing; a seeded DE fit of a tilted film on the GPU reaches the CPU fit's χ²
 //! within 0.1 %.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 mod common;
 

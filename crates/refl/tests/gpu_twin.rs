@@ -1,6 +1,7 @@
 //! The WGSL kernel against its CPU f64 twin on fresh random stacks (seed printed on failure).
 //! Tolerance: |R_gpu − R_cpu| ≤ 2e-3 · R_cpu + 1e-10 (the f32 gate of the fixtures, plus an
 //! absolute floor for reflectances below 1e-7 where f32 interference cancellation dominates).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 mod common;
 

@@ -10,6 +10,7 @@
 //!   1e-12 is the floor for exact zeros);
 //! * smeared gradients against differences of `compute_smeared` (incl. dQ/Q width and q offset);
 //! * bad parameters are named errors.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 mod common;
 #[path = "gradient/fd.rs"]

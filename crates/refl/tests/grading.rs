@@ -3,6 +3,7 @@
 //! with refnx 0.1.67's own erf/tanh microslicing (`data/grading_oracle.json`, made by
 //! `data/make_grading_oracle.py`), slab steps and thickness bookkeeping, the rms width of the tanh
 //! profile, and named errors for bad inputs.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! Physics sanity checks that need no fixture, and the typed errors for bad input.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use scatterlab_refl::cpu::reflectivity;
 use scatterlab_refl::{CurveRequest, Layer, ReflError, Stack};

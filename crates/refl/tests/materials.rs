@@ -2,6 +2,7 @@
 //! parsing, and the consistency of the fixture's hard-X-ray substrates with those tables.
 //! Oracle: `tests/data/materials_oracle.json` from `make_materials_oracle.py`.
 //! Table interpolation tests live in `materials/table.rs`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 mod common;
 #[path = "materials/table.rs"]

@@ -1,5 +1,6 @@
 //! ORSO `.ort` reading: a two-dataset file written by orsopy 1.2.3 (`data/make_orso_example.py`)
 //! reads back with its merged metadata and its columns; malformed files name the line.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use scatterlab_refl::orso::parse_orso;
 use scatterlab_refl::ReflError;

@@ -3,6 +3,7 @@
 //! quadrature over ±3.5σ, so ours × refnx's weight sum equals refnx to 1e-9; the GPU path equals
 //! the CPU path within the f32 gate (both schemes); bad resolutions are named errors. The default
 //! converged scheme is checked against a dense convolution in `smearing.rs`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 mod common;
 

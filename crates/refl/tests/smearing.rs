@@ -3,6 +3,7 @@
 //! 2e-6 Å⁻¹, composite Simpson over ±10σ around each point (≥ 400 intervals per curve point, ≥ 20
 //! per σ, ≥ 1500 per fringe period), mirrored below q = 0 as the convolution of R(|q|). Every
 //! case must agree within 1e-4 relative; the refnx17 scheme's error is printed for the record.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use scatterlab_refl::resolution::{expand_nodes, Smearing, StackScales, FWHM_PER_SIGMA};
 use scatterlab_refl::{compute, compute_smeared, CurveRequest, Engine, Layer, Resolution, SmearedRequest, Stack};

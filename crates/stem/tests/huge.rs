@@ -17,6 +17,7 @@
 //! chunks); fixed arrays are walked in slabs of 16,384 cells, ~1 MiB transient per slab. At 5 M
 //! chunked frames that is ~76 MiB kept (the table) and ~80–88 MiB at the peak, not the 0.9 GiB
 //! of before; the table itself is over the 32 MiB goal there (lazy per-window tables would fix it).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;

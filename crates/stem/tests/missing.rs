@@ -2,6 +2,7 @@
 //! file with its inferred frames, frames in the present files read, and a frame in the missing
 //! file (by index, by scan position, in a region or the stream) is an error naming it. The same
 //! through a `MapFileSet` (the browser's picked files).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;

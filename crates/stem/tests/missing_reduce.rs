@@ -4,6 +4,7 @@
 //! everything: integer products 0 and real products NaN there, the CoM mean, the rotation fit
 //! and the iDPC integration equal references computed from the present frames alone (the CoM
 //! of each frame taken from a reduction of the complete acquisition, which is per frame exact).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::path::PathBuf;
 

@@ -1,6 +1,7 @@
 //! Virtual detector shapes and the fused pass on small synthetic frames: an annulus equals the
 //! same pixels given as a mask and as a brute-force sum; rectangles; batches split anyhow give
 //! identical products; bad inputs are named errors.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use scatterlab_stem::load::PixelSlice;
 use scatterlab_stem::reduce::detector::mrad_to_px;

@@ -4,6 +4,7 @@
 //! its 0xFFFFFFFF dead-pixel sentinels kept, so the paired-u32 sums carry; an odd 61×67 detector)
 //! and on fresh random frames with values up to u32::MAX (seed printed; SCATTERLAB_SEED replays).
 //! Runs on lavapipe here; SCATTERLAB_SKIP_GPU=1 skips it on a machine without any adapter.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;

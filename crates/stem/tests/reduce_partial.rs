@@ -2,6 +2,7 @@
 //! extension runs on Dask workers) equals `reduce` (the CLI's one pass) bit for bit, for uneven
 //! ranges that cross data-file boundaries, on u16 (dev_small), u32 with bad pixels
 //! (dev_small_u32) and the odd detector (dev_oddtail); bad ranges and splits are refused by name.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::path::PathBuf;
 

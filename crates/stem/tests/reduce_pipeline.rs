@@ -4,6 +4,7 @@
 //! - the u8 and u16 kernels (u32 accumulators folded every 65,537 frames) give the same result as
 //!   the u32 kernel (u64 accumulators) on the same counts, across the fold and with saturated
 //!   pixels, for every product.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::path::PathBuf;
 

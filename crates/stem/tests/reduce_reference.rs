@@ -4,6 +4,7 @@
 //! rotation on the grid (same step) and exactly (≤ 0.05° of the fine reference); aligned field
 //! and quantem-convention iDPC; physical iDPC correlating with the true phase; display histogram
 //! and LUT indices exact. Tolerances are the fixtures README's.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;

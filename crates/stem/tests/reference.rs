@@ -2,6 +2,7 @@
 //! our own reader: `sum_dp_raw`, `sum_dp` (bad pixels zeroed), `max_dp`, `total`, `mean_dp`
 //! (as f64 sum / n), `binK_sum_dp` and `binK_frame0` exactly; plus frames, regions, the
 //! stream's progress and cancel, calibration and provenance. Fixtures: `../shared/fixtures/stem/`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;

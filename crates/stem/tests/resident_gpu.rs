@@ -4,6 +4,7 @@
 //! the split) and uploaded in uneven batches that cross buffer boundaries; then the detectors
 //! move and only the images are recomputed; bad uploads are named errors.
 //! Runs on lavapipe here; SCATTERLAB_SKIP_GPU=1 skips it on a machine without any adapter.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use rand::{Rng, SeedableRng};
 use scatterlab_stem::gpu::ResidentGpu;

@@ -7,6 +7,7 @@
 //! `SCATTERLAB_SEED=S` replays a run (`SCATTERLAB_CASE=N` one case with the normal panic hook,
 //! `SCATTERLAB_ROBUST_SECS=N` soaks longer). The file-level twin is `crates/hdf5/tests/robust.rs`,
 //! whose mutation helper this test shares.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 #[path = "../../hdf5/tests/common/mutate.rs"]
 mod mutate;

@@ -9,6 +9,7 @@
 //! through `ssb_gpu`) recovering `dev_medium`'s aberrations within the gates; and every `dev_*` set's `ssb_object`
 //! against the reference (relative L2 ≤ 1e-3, the GPU gate). Runs on lavapipe here;
 //! SCATTERLAB_SKIP_GPU=1 skips it on a machine without any adapter.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::path::PathBuf;
 

@@ -3,6 +3,7 @@
 //! (centre, BF radius, rotation, C10/C12/φ12, detector sampling, step): relative L2 ≤ 1e-4 (the
 //! fixtures README's tolerance). Also: the DPC default rotation, the file-derived sampling, and
 //! bad input as typed errors naming the parameter.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::path::PathBuf;
 

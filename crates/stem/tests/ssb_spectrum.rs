@@ -5,6 +5,7 @@
 //! BF pixel counts (an unpaired last image), BF pixels beyond the aperture (A(k_b) = 0), any
 //! rotation and aberrations of the fit's search box. Gate: relative L2 ≤ 1e-12 over the spectrum
 //! and every frequency within 1e-12 of the spectrum's largest AC value (rounding only).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use num_complex::Complex64;
 use rand::{Rng, SeedableRng};

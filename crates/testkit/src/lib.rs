@@ -11,6 +11,8 @@
 //!   reason; unset (or `0`) runs them and a missing adapter fails ([`gpu`](mod@gpu)).
 //!
 //! The helpers panic with a message that says what to set: they run only inside tests.
+// Test-only code: a missing fixture or a bad switch fails the test that asked, with the message.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod fixtures;
 pub mod gpu;

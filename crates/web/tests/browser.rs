@@ -2,6 +2,7 @@
 //! the WGSL reflectivity kernel on WebGPU against the f64 CPU twin in the same wasm, on fresh
 //! pseudo-random stacks and on the 40 fixture cases; bad inputs reject instead of panicking.
 #![cfg(target_arch = "wasm32")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use js_sys::{Float64Array, Reflect};
 use scatterlab_core::DeviceKind;
@@ -10,6 +11,9 @@ use scatterlab_refl::{Layer, Reflectivity, Stack};
 use scatterlab_web::{Scatterlab, Session};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::*;
+
+mod common;
+use common::Rng;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
@@ -62,29 +66,6 @@ fn compare(label: &str, q: &[f64], got: &Reflectivity, want_s: &[f64], want_p: &
         }
     }
     worst
-}
-
-/// splitmix64: small, seedable, identical everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.unit()
-    }
-    fn log_range(&mut self, lo: f64, hi: f64) -> f64 {
-        (lo.ln() + (hi.ln() - lo.ln()) * self.unit()).exp()
-    }
 }
 
 /// A random curve in the fixture's regimes: soft X-ray uniaxial films near the carbon edge, or

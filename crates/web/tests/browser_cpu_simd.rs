@@ -3,37 +3,18 @@
 //! stacks, in Chromium, it must equal the plain-code lanes bit for bit and the scalar f64
 //! reference within the native CPU tolerance (1e-12·R, crates/refl/tests/invariants.rs).
 #![cfg(target_arch = "wasm32")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use scatterlab_refl::{cpu, CurveRequest, Layer, Stack};
 use wasm_bindgen_test::*;
+
+mod common;
+use common::Rng;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
 /// The vectorised CPU path against the scalar reference (the native test's gate).
 const REFERENCE_REL_TOL: f64 = 1e-12;
-
-/// splitmix64: small, seedable, identical everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.unit()
-    }
-    fn log_range(&mut self, lo: f64, hi: f64) -> f64 {
-        (lo.ln() + (hi.ln() - lo.ln()) * self.unit()).exp()
-    }
-}
 
 /// A random curve: soft X-ray uniaxial films near the carbon edge or hard X-ray stacks, vacuum on
 /// top, `n_films` films (some of zero thickness, some without roughness or absorption), q counts

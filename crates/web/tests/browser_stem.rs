@@ -7,6 +7,7 @@
 //! the colour wheel) against its CPU twin; SSB ptychography with the reconstruction on WebGPU
 //! (`ssb_gpu`, f32) against the fixture's `ssb_object` (relative L2 ≤ 1e-3, the GPU gate).
 #![cfg(target_arch = "wasm32")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use scatterlab_core::CancelToken;
 use scatterlab_hdf5::storage::bytes;

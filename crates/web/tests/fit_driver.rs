@@ -3,6 +3,7 @@
 //! that resumes (DE) and polishes (LM); MCMC runs; bad options are named.
 //! The browser twin (the same fit inside wasm, via the exported handle) is in `browser_fit.rs`.
 #![cfg(not(target_arch = "wasm32"))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::future::Future;
 use std::task::{Context, Poll, Waker};

@@ -5,6 +5,7 @@
 //! arrive as typed arrays; a missing data file is named; wasm memory stays < 64 MiB after
 //! streaming (the fixture bytes compiled into this test are ~1 MB of it).
 #![cfg(target_arch = "wasm32")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
 
 use std::ops::ControlFlow;
 use std::sync::Arc;

@@ -18,6 +18,7 @@ pub use super::refine_outputs::{ObsCalc, Outputs, Progress};
 
 /// What the native refinement thread reports.
 #[cfg(not(target_arch = "wasm32"))]
+#[allow(clippy::large_enum_variant)] // one `Done` per run: boxing would save nothing that matters
 enum Msg {
     Step(Progress),
     Done(Option<Box<Refiner>>, Result<Outputs, String>),

@@ -23,7 +23,7 @@ pub const STATUS_MAX_VALUES: usize = 20_000;
 pub struct SimInputs {
     /// Accelerating voltage (kV).
     pub kv: f64,
-    /// Zone axis [uvw].
+    /// Zone axis `[uvw]`.
     pub zone: [i32; 3],
     /// Reference reflection (lab +x); `None`: the CLI's default choice.
     pub reference: Option<[i32; 3]>,
@@ -105,7 +105,7 @@ pub struct SimResult {
     pub hkl: Vec<Hkl>,
     /// The thicknesses (Å), the rows of `intensities`.
     pub thicknesses: Vec<f64>,
-    /// I[thickness][beam].
+    /// `I[thickness][beam]`.
     pub intensities: Vec<Vec<f64>>,
     /// Lab-frame (g_x, g_y) of each beam (Å⁻¹), where its spot is drawn.
     pub g_xy: Vec<[f64; 2]>,

@@ -47,7 +47,7 @@ pub fn polarization_name(p: Polarization) -> &'static str {
 }
 
 /// Reads a file by its content: JSON (`{`) is a fit task or a model; `.ort` or an ORSO header is
-/// ORSO; anything else is text columns q R [dR [dQ]]. Errors name the file.
+/// ORSO; anything else is text columns `q R [dR [dQ]]`. Errors name the file.
 pub fn classify(name: &str, bytes: &[u8]) -> Result<Loaded, String> {
     let text = std::str::from_utf8(bytes).map_err(|_| format!("{name}: not UTF-8 text"))?;
     let at = |e: scatterlab_refl::ReflError| format!("{name}: {e}");

@@ -27,7 +27,7 @@ use crate::pattern::{Method, Pattern};
 use crate::solve::{check_thicknesses, intensities, Solver};
 use crate::BlochError;
 
-/// A per-tilt solver: intensities I[thickness][beam] of a structure matrix; the `&str` names it in errors.
+/// A per-tilt solver: intensities `I[thickness][beam]` of a structure matrix; the `&str` names it in errors.
 pub type Solve<'a> = dyn Fn(&StructureMatrix, &[f64], &str) -> Result<Vec<Vec<f64>>, BlochError> + 'a;
 
 /// One coupling segment: the beams it solves and the tilts (indices into the frame's

@@ -26,7 +26,7 @@ pub fn real_part_if_real(matrix: &StructureMatrix) -> Option<Mat<f64>> {
     Some(Mat::from_fn(n, n, |i, j| a[(i, j)].re))
 }
 
-/// Intensities I[thickness][beam] of `matrix` at `thicknesses` (Å) by eigendecomposition: the
+/// Intensities `I[thickness][beam]` of `matrix` at `thicknesses` (Å) by eigendecomposition: the
 /// real-symmetric path when A is real, [`crate::solve::intensities`] with [`Solver::Eigen`]
 /// otherwise. Both conventions are read out as that function does. `object` names the matrix in errors.
 pub fn eigen_intensities(matrix: &StructureMatrix, thicknesses: &[f64], object: &str) -> Result<Vec<Vec<f64>>, BlochError> {

@@ -25,7 +25,7 @@ use crate::BlochError;
 const THETA: f64 = 6.0;
 const TERMS: u32 = 40;
 
-/// Intensities I[thickness][beam] of a real symmetric `a` (the real part of `matrix.a`, which
+/// Intensities `I[thickness][beam]` of a real symmetric `a` (the real part of `matrix.a`, which
 /// supplies K, the 000 index and the conventions) at ascending `thicknesses`.
 pub fn tridiagonal_intensities(matrix: &StructureMatrix, a: &Mat<f64>, thicknesses: &[f64], object: &str) -> Result<Vec<Vec<f64>>, BlochError> {
     let n = a.nrows();

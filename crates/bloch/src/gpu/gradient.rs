@@ -75,7 +75,7 @@ impl GradientGpu {
     }
 
     /// [`GradientModel::intensities_and_jacobian`] on the GPU: the same rows, one column per
-    /// parameter (J[param][row] = ∂I_row/∂param).
+    /// parameter (`J[param][row]` = ∂I_row/∂param).
     pub async fn intensities_and_jacobian(&self, model: &GradientModel, params: &[Param]) -> Result<(Vec<f64>, Vec<Vec<f64>>), BlochError> {
         self.evaluate(model, params, true).await
     }

@@ -1,5 +1,5 @@
 //! Derivatives of ψ(t) = V·(e(t) ⊙ α) through the Hermitian eigendecomposition A = V·diag(μ)·Vᴴ
-//! (Daleckii–Krein, plan §4.1): d exp(iτA)[E] = V·(G ∘ (Vᴴ·E·V))·Vᴴ with the divided differences
+//! (Daleckii–Krein, plan §4.1): d exp(iτA)\[E\] = V·(G ∘ (Vᴴ·E·V))·Vᴴ with the divided differences
 //! of exp, G_jk = (e_j − e_k)/(μ_j − μ_k), G_jj = iτ·e_j: the quotient where the phase gap
 //! |τ(μ_j − μ_k)| ≥ 1 rad, below it **G_jk = e_k·τ·(e^{ix} − 1)/x**, x = τ(μ_j − μ_k), by two
 //! Taylor series (no cancellation; = iτ·exp(iτm)·sinc(τδ), m and δ the mean and half gap, the
@@ -151,7 +151,7 @@ impl EigenPropagator {
     }
 
     /// dψ(t) along each direction E (an N×N perturbation of A, Hermitian or not), for every
-    /// thickness: result[direction][thickness][beam]. Costs 2 GEMMs per direction plus 2N² per
+    /// thickness: `result[direction][thickness][beam]`. Costs 2 GEMMs per direction plus 2N² per
     /// direction and thickness; G(t) is evaluated once per thickness for all directions.
     /// A direction that is not N×N is an error.
     pub fn jvp(&self, thicknesses: &[f64], directions: &[MatRef<'_, Complex64>]) -> Result<Vec<Vec<Vec<Complex64>>>, BlochError> {

@@ -182,7 +182,7 @@ impl GradientModel {
         Ok(())
     }
 
-    /// Forward mode: J[param][row] = ∂I_row/∂param (2 GEMMs per parameter and tilt).
+    /// Forward mode: `J[param][row]` = ∂I_row/∂param (2 GEMMs per parameter and tilt).
     pub fn jacobian(&self, params: &[Param]) -> Result<Vec<Vec<f64>>, BlochError> {
         Ok(self.intensities_and_jacobian(params)?.1)
     }

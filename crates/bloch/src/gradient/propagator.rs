@@ -67,7 +67,7 @@ impl TiltPropagator {
         }
     }
 
-    /// ψ[t][beam].
+    /// `ψ[t][beam]`.
     pub fn amplitudes(&self, thicknesses: &[f64]) -> Result<Vec<Vec<Complex64>>, BlochError> {
         match self {
             Self::RealEigen(p) => Ok(thicknesses.iter().map(|&t| p.amplitudes(t)).collect()),
@@ -76,7 +76,7 @@ impl TiltPropagator {
         }
     }
 
-    /// dψ[direction][t][beam] along each direction ∂A.
+    /// `dψ[direction][t][beam]` along each direction ∂A.
     pub fn jvp(&self, thicknesses: &[f64], directions: &[MatRef<'_, Complex64>]) -> Result<Vec<Vec<Vec<Complex64>>>, BlochError> {
         match self {
             Self::RealEigen(p) => p.jvp(thicknesses, directions),
@@ -92,7 +92,7 @@ impl TiltPropagator {
         }
     }
 
-    /// ∂ψ/∂t[t][beam] given ψ[t] (= i·(π/K)·A·ψ; the eigen path evaluates it in its eigenbasis).
+    /// ∂ψ/`∂t[t][beam]` given `ψ[t]` (= i·(π/K)·A·ψ; the eigen path evaluates it in its eigenbasis).
     pub fn thickness_derivatives(&self, thicknesses: &[f64], psi: &[Vec<Complex64>]) -> Vec<Vec<Complex64>> {
         match self {
             Self::RealEigen(p) => thicknesses.iter().map(|&t| p.thickness_derivative(t)).collect(),
@@ -103,7 +103,7 @@ impl TiltPropagator {
         }
     }
 
-    /// (Ā, ∂L/∂t per thickness) for intensity cotangents[t][beam]. `imaginary`: whether Im Ā is
+    /// (Ā, ∂L/∂t per thickness) for intensity `cotangents[t][beam]`. `imaginary`: whether Im Ā is
     /// needed where A is real symmetric (see [`RealEigenPropagator::vjp`]); always computed elsewhere.
     pub fn vjp(&self, thicknesses: &[f64], cotangents: &[Vec<f64>], imaginary: bool) -> Result<(MatrixCotangent, Vec<f64>), BlochError> {
         match self {

@@ -208,7 +208,7 @@ impl RealEigenPropagator {
         Ok((MatrixCotangent::SymmetricLower(lower), d_thickness))
     }
 
-    /// dψ[direction][t][beam] along each direction (through the complex code).
+    /// `dψ[direction][t][beam]` along each direction (through the complex code).
     pub fn jvp(&self, thicknesses: &[f64], directions: &[MatRef<'_, Complex64>]) -> Result<Vec<Vec<Vec<Complex64>>>, BlochError> {
         self.to_complex().jvp(thicknesses, directions)
     }

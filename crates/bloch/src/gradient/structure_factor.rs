@@ -4,7 +4,7 @@
 //! ·exp(−2π² hᵀU*_j h)·exp(2πi h·r_j) with U*_j = R_j·U*_s·R_jᵀ, so with q_j = R_jᵀh:
 //! ∂c_j/∂x_s·u = 2πi(q_j·u)c_j; ∂(hᵀU*_j h) = q_jᵀ·∂U*_s·q_j; ∂c_j/∂occ = c_j/occ (evaluated
 //! without the occupancy factor, so occ = 0 works); f' moves with B_j = 8π²⟨diag U_cart⟩, linear
-//! in U. Components that [`StructureFactors`] snapped to zero (systematic absences) get
+//! in U. Components that [`StructureFactors`](crate::structure_factor::StructureFactors) snapped to zero (systematic absences) get
 //! derivative 0, as diffBloch's `torch.where` gives.
 
 use num_complex::Complex64;

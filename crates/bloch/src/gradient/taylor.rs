@@ -37,7 +37,7 @@ fn check(n: usize, a: &[Complex64], start: usize, what: &str) -> Result<(), Bloc
 }
 
 /// ψ(t) and dψ(t) along each direction (row-major n×n, like `a`) at every thickness of `plan`,
-/// starting from e_start: (ψ[t][beam], dψ[direction][t][beam]). 2 extra matvecs per term and
+/// starting from e_start: (`ψ[t][beam]`, `dψ[direction][t][beam]`). 2 extra matvecs per term and
 /// direction.
 #[allow(clippy::type_complexity)]
 pub fn taylor_jvp(n: usize, a: &[Complex64], start: usize, plan: &TaylorPlan, directions: &[&[Complex64]]) -> Result<(Vec<Vec<Complex64>>, Vec<Vec<Vec<Complex64>>>), BlochError> {
@@ -78,7 +78,7 @@ pub fn taylor_jvp(n: usize, a: &[Complex64], start: usize, plan: &TaylorPlan, di
     Ok((psi, dpsi))
 }
 
-/// Reverse mode: given λ[t] (dL = 2·Re Σ_t ⟨λ(t), dψ(t)⟩; for intensity cotangents ḡ,
+/// Reverse mode: given `λ[t]` (dL = 2·Re Σ_t ⟨λ(t), dψ(t)⟩; for intensity cotangents ḡ,
 /// λ = ḡ ⊙ ψ), returns Ā (row-major, dL = 2·Re⟨Ā, dA⟩). Sweeps back from the last thickness,
 /// keeping v at every substep start and recomputing the powers Y^i·v.
 pub fn taylor_vjp(n: usize, a: &[Complex64], start: usize, plan: &TaylorPlan, lambdas: &[Vec<Complex64>]) -> Result<Vec<Complex64>, BlochError> {

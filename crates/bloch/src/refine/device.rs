@@ -35,7 +35,10 @@ pub enum ModelDevice {
 impl ModelDevice {
     /// The GPU device of `ctx` (compiles the propagation kernel).
     pub async fn gpu(ctx: &GpuContext) -> Result<Self, RefineError> {
-        Ok(Self::Gpu(Arc::new(GradientGpu::new(ctx).await?)))
+        // Send + Sync natively; on wasm32 wgpu's handles are neither, and nothing crosses threads there.
+        #[allow(clippy::arc_with_non_send_sync)]
+        let gpu = Arc::new(GradientGpu::new(ctx).await?);
+        Ok(Self::Gpu(gpu))
     }
 
     /// `result.json`'s `device`: `cpu`, or `gpu (<adapter>), f32 Taylor`.

@@ -69,7 +69,7 @@ fn read_out(matrix: &StructureMatrix, amplitudes: &[Complex64]) -> Vec<f64> {
     }
 }
 
-/// Intensities I[thickness][beam] of `matrix` at `thicknesses` (Å) with `solver`; `object`
+/// Intensities `I[thickness][beam]` of `matrix` at `thicknesses` (Å) with `solver`; `object`
 /// names the simulation in errors. The eigen solver on an absorptive matrix is an error; so is
 /// expm beyond its accurate range ([`check_expm_range`]) and any row that is not finite or, for a
 /// Hermitian matrix, carries more flux than the incident wave ([`check_propagated`]).

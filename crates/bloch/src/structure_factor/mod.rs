@@ -139,7 +139,7 @@ impl StructureFactors {
     }
 
     /// Every tabulated hkl, in diffBloch's `make_hkl_grid` order: h, then k, then l (l fastest),
-    /// each running 0, 1, …, m, −m, …, −1, keeping those with |g| ≤ g_max. hkl()[0] = 000.
+    /// each running 0, 1, …, m, −m, …, −1, keeping those with |g| ≤ g_max. `hkl()[0]` = 000.
     pub fn hkl(&self) -> &[[i32; 3]] {
         &self.hkl
     }

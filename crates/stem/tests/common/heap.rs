@@ -30,6 +30,7 @@ fn add(n: isize) {
 // SAFETY: every call is forwarded unchanged to the system allocator; only counters are added.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        // SAFETY: the caller's layout contract is forwarded unchanged.
         let p = unsafe { System.alloc(l) };
         if !p.is_null() {
             add(l.size() as isize);
@@ -37,6 +38,7 @@ unsafe impl GlobalAlloc for Counting {
         p
     }
     unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        // SAFETY: the caller's layout contract is forwarded unchanged.
         let p = unsafe { System.alloc_zeroed(l) };
         if !p.is_null() {
             add(l.size() as isize);
@@ -44,10 +46,12 @@ unsafe impl GlobalAlloc for Counting {
         p
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: `p` came from this allocator, i.e. from `System`, with layout `l`.
         unsafe { System.dealloc(p, l) };
         add(-(l.size() as isize));
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        // SAFETY: `p` came from `System` with layout `l`; the caller's contract is forwarded.
         let q = unsafe { System.realloc(p, l, new) };
         if !q.is_null() {
             add(-(l.size() as isize));

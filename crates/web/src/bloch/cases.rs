@@ -38,7 +38,7 @@ pub fn parse_options(v: &Value) -> Result<CasesOptions, String> {
     Ok(CasesOptions { engine: parse_engine(m, OP)?, ids })
 }
 
-/// One case's result: beams, thicknesses and I[thickness][beam] flat, or why it failed.
+/// One case's result: beams, thicknesses and `I[thickness][beam]` flat, or why it failed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CaseResult {
     /// The case id.

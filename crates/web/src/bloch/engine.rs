@@ -116,7 +116,7 @@ pub fn table(case: &CaseInput, crystal: &Crystal, limits: &Limits) -> Result<Str
 }
 
 /// Runs `case` on `crystal` with the structure factors `table` on `engine` (diffBloch's
-/// conventions, the CLI's default): beams sorted by (h, k, l) and I[thickness][beam], the numbers
+/// conventions, the CLI's default): beams sorted by (h, k, l) and `I[thickness][beam]`, the numbers
 /// of `CaseInput::run_within` on the CPU and of `run_gpu_within` on the GPU. `gpu` is required
 /// for [`Engine::Gpu`].
 pub async fn run_case(

@@ -76,7 +76,7 @@ pub struct BlochSimulation {
     pub hkl: Vec<Hkl>,
     /// The thicknesses (Å), the rows of `intensities`.
     pub thicknesses: Vec<f64>,
-    /// I[thickness][beam], thickness-major: `thicknesses.len() × hkl.len()`.
+    /// `I[thickness][beam]`, thickness-major: `thicknesses.len() × hkl.len()`.
     pub intensities: Vec<f64>,
     /// Lab-frame (g_x, g_y) of each beam (Å⁻¹), beam-major: where its spot is drawn.
     pub g_xy: Vec<f64>,

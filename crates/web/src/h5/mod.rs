@@ -1,5 +1,5 @@
 //! HDF5 / 4D-STEM files in the browser: the user's picked or dropped `File`s read in a Web
-//! Worker through `FileReaderSync`, range by range ([`BlobStorage`]), never whole.
+//! Worker through `FileReaderSync`, range by range (`BlobStorage`, wasm32 only), never whole.
 //!
 //! JS: `H5Session.open(files)` → `tree(name)`, `stemInfo(master)`, `readFrames(first, n)`,
 //! `streamStart()` + `streamNext(maxFrames)` (one batch per call, so the worker yields between

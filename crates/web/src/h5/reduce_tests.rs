@@ -75,9 +75,9 @@ fn cancel_gpu_without_device_and_bad_options_are_named() {
     let s = opened();
     let cancelled = CancelToken::new();
     cancelled.cancel();
-    let e = ready(s.reduce(&serde_json::Value::Null, None, &mut |_, _| {}, &cancelled, None)).err().expect("cancelled");
+    let Err(e) = ready(s.reduce(&serde_json::Value::Null, None, &mut |_, _| {}, &cancelled, None)) else { panic!("expected an error: cancelled") };
     assert!(e.contains("cancelled"), "{e}");
-    let e = ready(s.reduce(&json!({"device": "gpu"}), None, &mut |_, _| {}, &CancelToken::new(), None)).err().expect("no GPU");
+    let Err(e) = ready(s.reduce(&json!({"device": "gpu"}), None, &mut |_, _| {}, &CancelToken::new(), None)) else { panic!("expected an error: no GPU") };
     assert!(e.contains("device \"gpu\""), "{e}");
     for (options, named) in [
         (json!({"centre": [1, 2]}), "unknown option options.centre"),
@@ -95,7 +95,7 @@ fn cancel_gpu_without_device_and_bad_options_are_named() {
     // Missing data file: named, unless allowMissing.
     let mut partial = H5Core::new(files().into_iter().take(3).collect()).expect("files");
     partial.stem_info("dev_small_master.h5").expect("stemInfo");
-    let e = ready(partial.reduce(&serde_json::Value::Null, None, &mut |_, _| {}, &CancelToken::new(), None)).err().expect("missing");
+    let Err(e) = ready(partial.reduce(&serde_json::Value::Null, None, &mut |_, _| {}, &CancelToken::new(), None)) else { panic!("expected an error: missing") };
     assert!(e.contains("dev_small_data_000003.h5"), "{e}");
     let r = ready(partial.reduce(&json!({"allowMissing": true}), None, &mut |_, _| {}, &CancelToken::new(), None)).expect("present frames");
     assert_eq!(r.present.iter().filter(|&&p| !p).count(), 56);

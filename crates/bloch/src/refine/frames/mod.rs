@@ -121,7 +121,7 @@ pub fn rocking_tilts(semiangle_deg: f64, sampling: usize, geometry: CollectionGe
 /// All hkl with |g| ≤ `radius` in the metric of `reciprocal` (rows a*, b*, c*), over the box
 /// |h_i| ≤ ceil(box_radius/|a*_i|), in (h, k, l) order.
 fn hkl_sphere(reciprocal: &Mat3, radius: f64, box_radius: f64) -> Result<Vec<Hkl>, RefineError> {
-    let lengths = reciprocal.map(|row| norm(row));
+    let lengths = reciprocal.map(norm);
     let reach: [i32; 3] = std::array::from_fn(|i| (box_radius / lengths[i]).ceil() as i32);
     let points: u64 = reach.iter().map(|&m| 2 * u64::try_from(m).unwrap_or(0) + 1).product();
     if points > 1 << 26 {
