@@ -89,12 +89,18 @@ fn df_finite(a: f32) -> bool {
     return (bitcast<u32>(a) & 0x7f800000u) != 0x7f800000u;
 }
 
+// The bit patterns of +inf and a quiet NaN in private variables: a `bitcast` of a literal is a
+// constant expression, and WGSL forbids non-finite constants (Chrome's Tint rejects the shader;
+// naga let it pass). Reading a variable is not a constant expression.
+var<private> df_inf_bits: u32 = 0x7f800000u;
+var<private> df_nan_bits: u32 = 0x7fc00000u;
+
 fn df_inf() -> f32 {
-    return bitcast<f32>(0x7f800000u);
+    return bitcast<f32>(df_inf_bits);
 }
 
 fn df_nan() -> f32 {
-    return bitcast<f32>(0x7fc00000u);
+    return bitcast<f32>(df_nan_bits);
 }
 
 fn df_sqrt(a: vec2<f32>) -> vec2<f32> {
