@@ -51,20 +51,6 @@ fn compare(pipeline: &scatterlab_refl::gpu::ParrattGpu, curves: &[(String, Gener
     worst
 }
 
-/// One pipeline for all tests of this file: the df64 kernel takes lavapipe tens of seconds to
-/// compile, once (`ParrattGpu::general` keeps it).
-fn pipeline() -> Option<&'static scatterlab_refl::gpu::ParrattGpu> {
-    static PIPELINE: std::sync::OnceLock<Option<scatterlab_refl::gpu::ParrattGpu>> = std::sync::OnceLock::new();
-    PIPELINE
-        .get_or_init(|| {
-            let ctx = common::gpu()?;
-            let p = pollster::block_on(scatterlab_refl::gpu::ParrattGpu::new(&ctx)).unwrap();
-            pollster::block_on(p.general()).unwrap();
-            Some(p)
-        })
-        .as_ref()
-}
-
 fn refloxide_cases() -> Vec<(String, GeneralStack, f64, Vec<f64>)> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/refloxide_general.json");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
@@ -94,7 +80,7 @@ fn refloxide_cases() -> Vec<(String, GeneralStack, f64, Vec<f64>)> {
 
 #[test]
 fn refloxide_tilted_biaxial_cases_equal_the_cpu() {
-    let Some(pipeline) = pipeline() else { return };
+    let Some(pipeline) = common::general_pipeline() else { return };
     let cases = refloxide_cases();
     assert_eq!(cases.len(), 12);
     let (worst, rel, at) = compare(pipeline, &cases);
@@ -104,7 +90,7 @@ fn refloxide_tilted_biaxial_cases_equal_the_cpu() {
 
 #[test]
 fn uniaxial_fixture_cases_equal_the_cpu() {
-    let Some(pipeline) = pipeline() else { return };
+    let Some(pipeline) = common::general_pipeline() else { return };
     let cases = parse_cases(&common::read_fixture("refl/reference.json")).unwrap();
     let curves: Vec<_> = cases
         .iter()
@@ -135,7 +121,7 @@ fn random_layer(rng: &mut impl Rng, thickness: f64, roughness: f64) -> TensorLay
 
 #[test]
 fn random_tilted_stacks_equal_the_cpu() {
-    let Some(pipeline) = pipeline() else { return };
+    let Some(pipeline) = common::general_pipeline() else { return };
     let seed = scatterlab_testkit::seed("4x4 GPU df64 random stacks");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let curves: Vec<_> = (0..40)
@@ -163,7 +149,7 @@ fn random_tilted_stacks_equal_the_cpu() {
 
 #[test]
 fn bad_input_is_a_typed_error_naming_the_curve() {
-    let Some(pipeline) = pipeline() else { return };
+    let Some(pipeline) = common::general_pipeline() else { return };
     let good = GeneralStack { layers: vec![TensorLayer::isotropic(0.0, 0.0, 0.0, 0.0), TensorLayer::isotropic(0.0, 2.0, 1e-3, 1e-4)] };
     let q = [0.01, 0.02];
     let bad_q = [0.01, -1.0];

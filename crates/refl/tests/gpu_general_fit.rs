@@ -23,22 +23,9 @@ fn tilted(f: impl FnOnce(&mut serde_json::Value)) -> Model {
     Model::from_json(&v.to_string()).expect("tilted model")
 }
 
-/// One pipeline for both tests (the df64 kernel's compile is the slow part on lavapipe).
-fn pipeline() -> Option<&'static scatterlab_refl::gpu::ParrattGpu> {
-    static PIPELINE: std::sync::OnceLock<Option<scatterlab_refl::gpu::ParrattGpu>> = std::sync::OnceLock::new();
-    PIPELINE
-        .get_or_init(|| {
-            let ctx = common::gpu()?;
-            let p = pollster::block_on(scatterlab_refl::gpu::ParrattGpu::new(&ctx)).unwrap();
-            pollster::block_on(p.general()).unwrap();
-            Some(p)
-        })
-        .as_ref()
-}
-
 #[test]
 fn tilted_model_population_on_the_gpu_equals_the_cpu() {
-    let Some(pipeline) = pipeline() else { return };
+    let Some(pipeline) = common::general_pipeline() else { return };
     // Six datasets, one per channel, smeared at 1 % dQ/Q (17 nodes per point, to stay small on lavapipe); a population of 5 members.
     let model = tilted(|v| {
         let base = v["datasets"][0].clone();
@@ -77,7 +64,7 @@ fn tilted_model_population_on_the_gpu_equals_the_cpu() {
 
 #[test]
 fn seeded_de_fit_of_a_tilted_film_on_the_gpu_reaches_the_cpu_chi2() {
-    let Some(pipeline) = pipeline() else { return };
+    let Some(pipeline) = common::general_pipeline() else { return };
     // Data: the tilted model at its values with the trajectory file's ±3 % ripple and 3 % errors.
     let truth = tilted(|_| {});
     let values = truth.values().to_vec();

@@ -24,3 +24,17 @@ pub fn max_rel(a: &[f64], b: &[f64]) -> (f64, usize) {
     assert_eq!(a.len(), b.len());
     a.iter().zip(b).enumerate().map(|(i, (x, y))| ((x - y).abs() / y.abs(), i)).fold((0.0, 0), |m, v| if v.0 > m.0 || v.0.is_nan() { v } else { m })
 }
+
+/// One df64 4×4 pipeline per test binary: lavapipe takes tens of seconds to compile the kernel,
+/// once (`ParrattGpu::general` keeps it). `None` when the GPU tests are skipped.
+pub fn general_pipeline() -> Option<&'static scatterlab_refl::gpu::ParrattGpu> {
+    static PIPELINE: std::sync::OnceLock<Option<scatterlab_refl::gpu::ParrattGpu>> = std::sync::OnceLock::new();
+    PIPELINE
+        .get_or_init(|| {
+            let ctx = gpu()?;
+            let p = pollster::block_on(scatterlab_refl::gpu::ParrattGpu::new(&ctx)).expect("refl pipeline");
+            pollster::block_on(p.general()).expect("df64 4×4 pipeline");
+            Some(p)
+        })
+        .as_ref()
+}
