@@ -63,7 +63,8 @@ pub fn hash_storage(storage: &DynStorage, name: &str, kind: HashKind) -> Result<
         if n == 0 {
             continue;
         }
-        let buf = storage.read_range(off, n as usize).map_err(|e| H5Error::Io { file: name.to_string(), detail: format!("hashing bytes {off}..+{n}: {e}") })?;
+        let n = usize::try_from(n).map_err(|_| H5Error::Io { file: name.to_string(), detail: format!("hashing bytes {off}..+{n}: larger than memory") })?;
+        let buf = storage.read_range(off, n).map_err(|e| H5Error::Io { file: name.to_string(), detail: format!("hashing bytes {off}..+{n}: {e}") })?;
         h.update(&buf[..]);
     }
     Ok(hex(&h.finalize()))

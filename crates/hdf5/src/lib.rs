@@ -25,6 +25,10 @@
 //! # }
 //! ```
 
+// Sizes read from a user's file flow through this crate into allocations and slices, and wasm32's
+// usize is 32 bits: every narrowing conversion is checked (or says why it cannot truncate).
+#![warn(clippy::cast_possible_truncation)]
+
 pub mod error;
 pub mod file;
 pub mod filters;

@@ -69,11 +69,12 @@ pub fn numbers(dt: &Datatype, raw: &[u8], max: usize) -> Option<Vec<f64>> {
         }
         let u = u64::from_le_bytes(b);
         out.push(match (kind, size) {
-            ('f', 4) => f64::from(f32::from_bits(u as u32)),
+            ('f', 4) => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
             ('f', _) => f64::from_bits(u),
             ('i', _) => {
                 // Sign-extend from `size` bytes.
-                let shift = 64 - 8 * size as u32;
+                // `size` is 1..=8 (checked above), so the shift is 0..=56.
+                let shift = 64 - 8 * u32::try_from(size).unwrap_or(8);
                 (((u << shift) as i64) >> shift) as f64
             }
             _ => u as f64,
@@ -109,7 +110,7 @@ pub fn attr_numbers(a: &Attribute, max: usize) -> Option<Vec<f64>> {
 pub fn attr_preview(a: &Attribute) -> String {
     const SHOW: usize = 8;
     let total = a.num_elements().unwrap_or(0);
-    let more = |shown: usize| if total as usize > shown { format!(", … ({total} values)") } else { String::new() };
+    let more = |shown: usize| if total > shown as u64 { format!(", … ({total} values)") } else { String::new() };
     if let Some(v) = attr_numbers(a, SHOW) {
         let body = v.iter().map(|x| format_number(*x)).collect::<Vec<_>>().join(", ");
         return if a.shape.is_empty() { body } else { format!("[{body}{}]", more(v.len())) };
@@ -124,7 +125,9 @@ pub fn attr_preview(a: &Attribute) -> String {
 /// Integers without a fraction, the rest with Rust's shortest round-trip form.
 pub fn format_number(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{}", x as i64)
+        #[allow(clippy::cast_possible_truncation)] // integral and below 1e15: exact in an i64
+        let i = x as i64;
+        format!("{i}")
     } else {
         format!("{x}")
     }
@@ -148,7 +151,8 @@ pub fn dataset_numbers(file: &H5File, path: &str) -> Result<Vec<f64>> {
     }
     check_metadata_bytes(file, path, &ds)?;
     let raw = ds.read_raw_bytes().map_err(|e| file.err(path, e))?;
-    numbers(ds.dtype(), &raw, n as usize).ok_or_else(|| H5Error::Format {
+    // n ≤ MAX_METADATA_ELEMENTS (checked above) fits a usize on every target.
+    numbers(ds.dtype(), &raw, usize::try_from(n).unwrap_or(0)).ok_or_else(|| H5Error::Format {
         file: file.name().to_string(),
         object: path.to_string(),
         detail: format!("expected numbers, found {}", dtype_name(ds.dtype())),
@@ -182,7 +186,7 @@ pub fn attribute_numbers(file: &H5File, path: &str, name: &str) -> Result<Vec<f6
         Err(_) => h5.group(path).and_then(|g| g.attribute(name)),
     }
     .map_err(|e| file.err(&object, e))?;
-    attr_numbers(&attr, MAX_METADATA_ELEMENTS as usize).ok_or_else(|| H5Error::Format {
+    attr_numbers(&attr, usize::try_from(MAX_METADATA_ELEMENTS).unwrap_or(usize::MAX)).ok_or_else(|| H5Error::Format {
         file: file.name().to_string(),
         object,
         detail: format!("expected numbers, found {}", dtype_name(&attr.datatype)),

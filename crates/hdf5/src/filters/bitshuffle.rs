@@ -116,7 +116,7 @@ fn store_group<const ES: usize>(y: &[u64; ES], grp: &mut [u8]) {
             let (lo01, hi01, lo23, hi23) = (half(0, 0), half(0, 1), half(2, 0), half(2, 1));
             std::array::from_fn(|w| {
                 let (a, b) = if w < 2 { (lo01, lo23) } else { (hi01, hi23) };
-                let sh = 32 * (w as u32 % 2);
+                let sh = if w % 2 == 0 { 0 } else { 32 };
                 spread_u16((a >> sh) & 0xFFFF_FFFF) | (spread_u16((b >> sh) & 0xFFFF_FFFF) << 16)
             })
         }

@@ -103,7 +103,8 @@ pub fn encode_bslz4(src: &[u8], es: usize, block: usize) -> Result<Vec<u8>, Deco
     let n = src.len() / es;
     let mut out = Vec::with_capacity(src.len() + HEADER_BYTES);
     out.extend_from_slice(&(src.len() as u64).to_be_bytes());
-    out.extend_from_slice(&u32::try_from(block * es).unwrap_or(u32::MAX).to_be_bytes());
+    let too_big = || DecodeError::invalid("bslz4 encode", "block larger than 4 GiB");
+    out.extend_from_slice(&u32::try_from(block * es).map_err(|_| too_big())?.to_be_bytes());
     let mut done = 0;
     let mut shuffled = Vec::new();
     for this in block_plan(n, block) {
@@ -111,7 +112,7 @@ pub fn encode_bslz4(src: &[u8], es: usize, block: usize) -> Result<Vec<u8>, Deco
         shuffled.resize(bytes, 0);
         super::bitshuffle::bitshuffle_block(&src[done * es..done * es + bytes], &mut shuffled, this, es)?;
         let c = lz4_flex::block::compress(&shuffled);
-        out.extend_from_slice(&(c.len() as u32).to_be_bytes());
+        out.extend_from_slice(&u32::try_from(c.len()).map_err(|_| too_big())?.to_be_bytes());
         out.extend_from_slice(&c);
         done += this;
     }

@@ -55,19 +55,25 @@ pub fn decode_h5lz4_into(src: &[u8], dst: &mut [u8]) -> Result<usize, DecodeErro
 /// Encodes `src` as a 32004 chunk with blocks of `block` bytes (0 = one block), storing a block
 /// raw when LZ4 does not shrink it, as H5Zlz4.c does. The writer side of [`decode_h5lz4_into`], for tests.
 pub fn encode_h5lz4(src: &[u8], block: usize) -> Vec<u8> {
-    let block = if block == 0 { src.len().max(1) } else { block };
+    // H5Zlz4's largest block is 1 GiB: every length written below then fits its u32 field.
+    let block = if block == 0 { src.len().max(1) } else { block }.min(1 << 30);
     let mut out = Vec::with_capacity(src.len() + HEADER_BYTES);
     out.extend_from_slice(&(src.len() as u64).to_be_bytes());
     out.extend_from_slice(&u32::try_from(block).unwrap_or(u32::MAX).to_be_bytes());
     for piece in src.chunks(block) {
         let c = lz4_flex::block::compress(piece);
         if c.len() >= piece.len() {
-            out.extend_from_slice(&(piece.len() as u32).to_be_bytes());
+            out.extend_from_slice(&be_len(piece.len()));
             out.extend_from_slice(piece);
         } else {
-            out.extend_from_slice(&(c.len() as u32).to_be_bytes());
+            out.extend_from_slice(&be_len(c.len()));
             out.extend_from_slice(&c);
         }
     }
     out
+}
+
+/// A block length (at most LZ4's bound of a 1 GiB block, < 2^31) as its big-endian u32 field.
+fn be_len(n: usize) -> [u8; 4] {
+    u32::try_from(n).unwrap_or(u32::MAX).to_be_bytes()
 }

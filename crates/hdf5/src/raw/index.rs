@@ -126,14 +126,15 @@ pub(super) fn chunk_table(ctx: &IndexContext<'_>, address: u64, mut dims: Vec<u3
     let unallocated = ChunkLoc { addr: ChunkLoc::UNALLOCATED, size: 0, mask: 0 };
     // Fallible: a forged shape may ask for up to 1 GiB, which must be an error, not an abort.
     let mut entries = Vec::new();
-    entries.try_reserve_exact(n as usize).map_err(|_| H5Error::Limit {
+    // On wasm32 a u64 count can exceed usize: that is the same limit error, never a truncation.
+    let n_entries = usize::try_from(n).ok().filter(|&k| entries.try_reserve_exact(k).is_ok()).ok_or_else(|| H5Error::Limit {
         file: ctx.file.name().to_string(),
         object: ctx.path.to_string(),
         what: "chunk table (allocation failed)".into(),
-        requested: n * 16,
-        limit: n * 16,
+        requested: n.saturating_mul(16),
+        limit: n.saturating_mul(16),
     })?;
-    entries.resize(n as usize, unallocated);
+    entries.resize(n_entries, unallocated);
     let h5 = ctx.file.reader();
     let (osz, lsz) = (h5.superblock().offset_size, h5.superblock().length_size);
     let mut sink = TableSink { ctx, dims: &dims, grid: &grid, chunk_bytes, osz, entries };

@@ -36,7 +36,9 @@ impl RawDataset {
         let entries = match &self.layout {
             RawLayout::Chunked { entries, .. } => entries,
             RawLayout::Compact { data } if range == (0..1) => {
-                let loc = ChunkLoc { addr: 0, size: data.len() as u32, mask: 0 };
+                // Compact data lives in an object header message (< 64 KiB), so its length fits a u32.
+                let size = u32::try_from(data.len()).map_err(|_| self.caller_error("compact data larger than 4 GiB".into()))?;
+                let loc = ChunkLoc { addr: 0, size, mask: 0 };
                 return f(0, loc, data);
             }
             _ => return Err(self.caller_error(format!("chunks {range:?} requested from non-chunked data"))),
@@ -71,8 +73,9 @@ impl RawDataset {
             let len = usize::try_from(end - start).map_err(|_| self.caller_error("read larger than memory".into()))?;
             let buf = file.read_at(start, len, &self.path)?;
             for &(idx, loc) in run {
-                let off = (loc.addr - start) as usize;
-                let bytes = buf.get(off..off + loc.size as usize).ok_or_else(|| self.corrupt(idx, "chunk outside its read"))?;
+                // Within this read (addr ≥ start, addr + size ≤ end), whose length fits a usize.
+                let off = usize::try_from(loc.addr - start).unwrap_or(usize::MAX);
+                let bytes = buf.get(off..off.saturating_add(loc.size as usize)).ok_or_else(|| self.corrupt(idx, "chunk outside its read"))?;
                 f(idx, loc, bytes)?;
             }
         }
@@ -158,8 +161,9 @@ impl RawDataset {
                     return Err(out_of_range(*size));
                 }
                 if *addr == ChunkLoc::UNALLOCATED {
-                    let es = self.fill.len().max(1) as u64;
-                    let phase = (byte_offset % es) as usize;
+                    let es = self.fill.len().max(1);
+                    // The remainder is below the fill's length, a usize.
+                    let phase = usize::try_from(byte_offset % es as u64).unwrap_or(0);
                     for (d, s) in dst.iter_mut().zip(self.fill.iter().cycle().skip(phase)) {
                         *d = *s;
                     }

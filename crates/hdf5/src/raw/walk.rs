@@ -64,7 +64,7 @@ pub(super) fn walk_index(sink: &mut TableSink<'_>, address: u64, indexing: Optio
         }
         Some(ChunkIndexing::ExtensibleArray { .. }) => by_slabs(sink, |b| collect_extensible_array_chunk_entries_storage(st, address, osz, lsz, shape, ctx.ds.max_dims(), dims, b)),
         Some(ChunkIndexing::BTreeV2) => {
-            let found = chunk_index::collect_v2_chunk_entries_storage(st, address, osz, lsz, shape.len() as u32, dims, None);
+            let found = chunk_index::collect_v2_chunk_entries_storage(st, address, osz, lsz, rank_u32(shape.len()), dims, None);
             put_all(sink, found.map_err(|e| ctx.reader_err(e))?)
         }
     }
@@ -227,8 +227,14 @@ impl BTreeV1Walk<'_> {
         let node_len = header_len + (entries_used + 1) * key_len + entries_used * usize::from(self.osz);
         let bytes = self.st.read_range(address, node_len).map_err(|e| ctx.reader_err(e))?;
         let mut cursor = Cursor::new(bytes.as_ref());
-        BTreeV1Node::parse(&mut cursor, self.osz, self.lsz, Some(self.ndim as u32)).map_err(|e| ctx.reader_err(e))
+        BTreeV1Node::parse(&mut cursor, self.osz, self.lsz, Some(rank_u32(self.ndim))).map_err(|e| ctx.reader_err(e))
     }
+}
+
+/// A dataspace rank as the u32 the chunk-index parsers take: HDF5 stores the rank in one byte
+/// (at most 32), so it always fits; saturating keeps the conversion total.
+fn rank_u32(rank: usize) -> u32 {
+    u32::try_from(rank).unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ mod lanes {
         unsafe { _mm_unpackhi_epi8(a, b) }
     }
     #[inline(always)]
+    #[allow(clippy::cast_possible_truncation)] // a movemask of 16 byte lanes sets only the low 16 bits
     pub fn sign_bits(a: V) -> u16 {
         // SAFETY: SSE2 is part of the x86_64 baseline, so the instruction always exists; no memory is touched.
         unsafe { _mm_movemask_epi8(a) as u16 }
