@@ -4,7 +4,7 @@
 use scatterlab_hdf5::RawLayout;
 
 use super::dectris::DataPart;
-use super::error::{LoadError, Result};
+use super::error::{usize_of, LoadError, Result};
 use super::Acquisition;
 
 /// Buffers reused across reads: one decoded chunk and the decoders' scratch.
@@ -45,16 +45,26 @@ impl Acquisition {
         let (Some([k, cr, cc]), Some([_, g1, g2])) = (as3(dims), as3(grid)) else {
             return Err(LoadError::Request(format!("{}: {} chunk grid is not 3-D", part.file, ds.path)));
         };
-        let (k, cr, cc, g1, g2) = (k.max(1), cr as usize, cc as usize, g1 as usize, g2 as usize);
-        let per_row = g1 * g2;
-        let (g_first, g_last) = (local / k, (local + n as u64 - 1) / k);
-        let range = (g_first as usize * per_row)..((g_last as usize + 1) * per_row);
+        let k = k.max(1);
+        let (k_frames, cr, cc, g1, g2) = (
+            usize_of(k, &part.file, "frames per chunk")?,
+            usize_of(cr, &part.file, "chunk rows")?,
+            usize_of(cc, &part.file, "chunk columns")?,
+            usize_of(g1, &part.file, "chunk grid rows")?,
+            usize_of(g2, &part.file, "chunk grid columns")?,
+        );
+        let per_row = g1.checked_mul(g2).ok_or_else(|| LoadError::Request(format!("{}: chunk grid {g1} × {g2} overflows", part.file)))?;
+        let (g_first, g_last) = (usize_of(local / k, &part.file, "chunk index")?, usize_of((local + n as u64 - 1) / k, &part.file, "chunk index")?);
+        let chunk_index = |g: usize| g.checked_mul(per_row).ok_or_else(|| LoadError::Request(format!("{}: chunk index {g} × {per_row} overflows", part.file)));
+        let range = chunk_index(g_first)?..chunk_index(g_last + 1)?;
         let [dr, dc] = self.det;
         let es = self.kind.size();
         // The common case (Dectris): one whole frame per chunk, decoded straight into `out`.
         if k == 1 && per_row == 1 {
+            // One frame per chunk: chunk `range.start` is frame `local`, the first of `out`.
+            let start = range.start;
             return Ok(ds.read_chunks(file, range, |i, loc, raw| {
-                let at = (i as u64 - local) as usize * fb;
+                let at = i.saturating_sub(start) * fb;
                 let dst = out.get_mut(at..at + fb).ok_or_else(|| scatterlab_hdf5::H5Error::Format {
                     file: file.name().into(),
                     object: ds.path.clone(),
@@ -63,19 +73,21 @@ impl Acquisition {
                 ds.decode_chunk_into(i, loc, raw, dst, &mut dec.scratch)
             })?);
         }
-        dec.chunk.resize(ds.chunk_bytes() as usize, 0);
+        dec.chunk.resize(usize_of(ds.chunk_bytes(), &part.file, "chunk bytes")?, 0);
         let Decoder { chunk, scratch } = dec;
         ds.read_chunks(file, range, |i, loc, raw| {
             ds.decode_chunk_into(i, loc, raw, chunk, scratch)?;
             let (g, rest) = (i / per_row, i % per_row);
             let (r0, c0) = ((rest / g2) * cr, (rest % g2) * cc);
             let ncols = cc.min(dc.saturating_sub(c0));
-            for j in 0..k as usize {
+            for j in 0..k_frames {
                 let lf = g as u64 * k + j as u64;
-                if lf < local || lf >= local + n as u64 {
+                // Frames outside `local..local + n` belong to other requests (`n` is a usize).
+                let Some(Ok(o)) = lf.checked_sub(local).map(usize::try_from) else { continue };
+                if o >= n {
                     continue;
                 }
-                let fo = (lf - local) as usize * fb;
+                let fo = o * fb;
                 for r in 0..cr.min(dr.saturating_sub(r0)) {
                     let s = ((j * cr + r) * cc) * es;
                     let d = fo + ((r0 + r) * dc + c0) * es;
@@ -95,7 +107,8 @@ impl Acquisition {
         let (mut f, mut done) = (first, 0usize);
         while done < n {
             let (pi, part) = self.part_of(f)?;
-            let take = ((part.first_frame + part.n_frames - f) as usize).min(n - done);
+            // Saturating: what is left of the part only matters up to what is still wanted.
+            let take = usize::try_from(part.first_frame + part.n_frames - f).unwrap_or(usize::MAX).min(n - done);
             let dst = out.get_mut(done * fb..(done + take) * fb).ok_or_else(|| LoadError::Request("output buffer too small".into()))?;
             self.read_part_bytes(pi, f, take, dst, dec)?;
             f += take as u64;

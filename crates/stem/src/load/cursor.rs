@@ -99,7 +99,7 @@ impl StreamCursor {
         let px = acq.det[0] * acq.det[1];
         let want = if max_frames == 0 { (DEFAULT_BATCH_BYTES / fb).max(1) } else { max_frames };
         let (pi, part) = acq.part_of(self.next)?;
-        let n = (part.first_frame + part.n_frames - self.next).min(want as u64) as usize;
+        let n = usize::try_from(part.first_frame + part.n_frames - self.next).unwrap_or(usize::MAX).min(want);
         self.bytes.resize(n * fb, 0);
         acq.read_part_bytes(pi, self.next, n, &mut self.bytes, &mut self.dec)?;
         self.data.resize(n * px);

@@ -104,10 +104,11 @@ pub(super) fn open(fs: &dyn FileSet, master: &str, hints: &Hints) -> Result<Acqu
             let n = ds.shape.first().copied().unwrap_or(0);
             let first = match attribute_numbers(&df, path, "image_nr_low") {
                 Ok(v) if v.first().is_some_and(|&x| x >= 1.0) => {
-                    let low = v.first().copied().unwrap_or(1.0) as u64;
+                    let x = v.first().copied().unwrap_or(1.0);
+                    let low = whole(x).ok_or_else(|| meta(&df, format!("{path}: image_nr_low = {x} is not a frame number")))?;
                     if let Ok(h) = attribute_numbers(&df, path, "image_nr_high") {
                         if let Some(&high) = h.first() {
-                            if (high as u64).checked_add(1) != low.checked_add(n) {
+                            if whole(high).and_then(|h| h.checked_add(1)) != low.checked_add(n) {
                                 return Err(meta(&df, format!("{path}: image_nr_low..high = {low}..{high} but {n} frames stored")));
                             }
                         }
@@ -130,7 +131,7 @@ pub(super) fn open(fs: &dyn FileSet, master: &str, hints: &Hints) -> Result<Acqu
     let scan = read_scan_shape(&file, hints, &mut warnings);
     let images = |n: &str| optional_numbers(&file, &format!("{DETECTOR_SPECIFIC}/{n}")).ok().flatten().and_then(|v| v.first().copied());
     let declared = match (images("nimages"), images("ntrigger")) {
-        (Some(n), t) if n >= 1.0 => Some((n * t.filter(|t| *t >= 1.0).unwrap_or(1.0)) as u64),
+        (Some(n), t) if n >= 1.0 => whole(n * t.filter(|t| *t >= 1.0).unwrap_or(1.0)),
         _ => None,
     };
     let total = declared.or_else(|| scan.as_ref().map(|s| s.rows.saturating_mul(s.cols) as u64));
@@ -298,4 +299,13 @@ fn frame_geometry(ds: &RawDataset, file: &H5File) -> Result<([usize; 2], PixelKi
         return Err(unsupported(format!("detector frame of {r}×{c} {} pixels (over {MAX_FRAME_BYTES} bytes)", kind.name())));
     }
     Ok((det, kind, ds.dtype.big_endian))
+}
+
+/// A count stored as a float in the metadata (Dectris writes them as numbers of any type), as a
+/// u64 when it is a whole non-negative number; `None` otherwise. Beyond 2^53 it is the nearest
+/// such integer and beyond u64::MAX it saturates: the frame limit refuses either, naming it.
+fn whole(x: f64) -> Option<u64> {
+    // Whole and non-negative: the conversion only rounds or saturates where the limit applies.
+    #[allow(clippy::cast_possible_truncation)]
+    (x.is_finite() && x >= 0.0 && x.fract() == 0.0).then_some(x as u64)
 }

@@ -47,3 +47,9 @@ pub enum LoadError {
 
 /// Result with [`LoadError`].
 pub type Result<T, E = LoadError> = std::result::Result<T, E>;
+
+/// `x`, a count or size read from `file`, as a usize: on wasm32 a file's 64-bit value can exceed
+/// the address space, which is an error naming the file and `what`, never a truncation.
+pub(crate) fn usize_of(x: u64, file: &str, what: &str) -> Result<usize> {
+    usize::try_from(x).map_err(|_| LoadError::Request(format!("{file}: {what} {x} exceeds this platform's address space")))
+}

@@ -203,7 +203,10 @@ pub(super) fn read_scan_shape(file: &H5File, hints: &Hints, warnings: &mut Vec<S
     let from = |v: Vec<f64>, source: &str, warnings: &mut Vec<String>| match v.as_slice() {
         // At most u32::MAX positions, so `row * cols + col` fits a usize on wasm32 too.
         [r, c] if *r >= 1.0 && *c >= 1.0 && r.fract() == 0.0 && c.fract() == 0.0 && r * c <= f64::from(u32::MAX) => {
-            Some(ScanShape { rows: *r as usize, cols: *c as usize, source: source.into() })
+            // Integral, ≥ 1 and ≤ u32::MAX (checked above): exact conversions.
+            #[allow(clippy::cast_possible_truncation)]
+            let (rows, cols) = (*r as usize, *c as usize);
+            Some(ScanShape { rows, cols, source: source.into() })
         }
         other => {
             warnings.push(format!("{}: {source} = {other:?} is not a scan shape (rows, cols)", file.name()));

@@ -9,6 +9,10 @@
 //! # Ok(()) }
 //! ```
 
+// Frame counts, chunk shapes and sizes read from the user's files flow through loading into
+// allocations and slices, and wasm32's usize is 32 bits: narrowing conversions are checked.
+#![warn(clippy::cast_possible_truncation)]
+
 mod access;
 pub mod bin;
 mod cursor;
@@ -93,8 +97,10 @@ impl Acquisition {
         let n = usize::try_from(self.n_frames).unwrap_or(0);
         let mut present = vec![false; n];
         for p in self.parts.iter().filter(|p| p.is_present()) {
-            let (a, b) = (p.first_frame.min(self.n_frames) as usize, (p.first_frame + p.n_frames).min(self.n_frames) as usize);
-            present[a..b].iter_mut().for_each(|v| *v = true);
+            let clamp = |f: u64| usize::try_from(f.min(self.n_frames)).unwrap_or(n).min(n);
+            if let Some(frames) = present.get_mut(clamp(p.first_frame)..clamp(p.first_frame + p.n_frames)) {
+                frames.iter_mut().for_each(|v| *v = true);
+            }
         }
         present
     }

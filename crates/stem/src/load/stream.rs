@@ -8,7 +8,7 @@ use scatterlab_hdf5::RawLayout;
 
 use super::access::Decoder;
 use super::bin::MaskPolicy;
-use super::error::{LoadError, Result};
+use super::error::{usize_of, LoadError, Result};
 use super::pixels::{PixelData, PixelSlice};
 use super::provenance::LoadRecord;
 use super::Acquisition;
@@ -81,7 +81,7 @@ impl Acquisition {
         'parts: for pi in order {
             let Some(part) = self.parts.get(pi) else { continue };
             let k = match part.source.as_ref().map(|s| &s.ds.layout) {
-                Some(RawLayout::Chunked { dims, .. }) => dims.first().copied().unwrap_or(1).max(1) as usize,
+                Some(RawLayout::Chunked { dims, .. }) => usize_of(dims.first().copied().unwrap_or(1).max(1), &part.file, "frames per chunk")?,
                 _ => 1,
             };
             let want = if opts.batch_frames == 0 { (DEFAULT_BATCH_BYTES / fb).max(1) } else { opts.batch_frames };
@@ -92,7 +92,7 @@ impl Acquisition {
                 if cancel.is_cancelled() {
                     return Err(LoadError::Cancelled);
                 }
-                let n = (batch as u64).min(end - f) as usize;
+                let n = usize::try_from(end - f).unwrap_or(usize::MAX).min(batch);
                 bytes.resize(n * fb, 0);
                 self.read_part_bytes(pi, f, n, &mut bytes, &mut dec)?;
                 data.resize(n * px);
