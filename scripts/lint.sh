@@ -7,6 +7,8 @@
 #                 builds them)
 #   rustdoc       `cargo doc --no-deps` with warnings as errors (broken intra-doc links), doc tests
 #   cargo-deny    licenses, bans and sources (advisories need the network database: not here)
+#   tsc           the end-to-end scripts (tests/e2e/*.mjs, JSDoc-typed) under `tsc --strict`
+#                 (tests/e2e/tsconfig.json; no build needed; web/src is checked by build-web.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -14,6 +16,12 @@ step() { echo "lint: $1 ($(( SECONDS - t )) s)"; t=$SECONDS; }
 t=$SECONDS
 cargo fmt --all -- --check
 step "rustfmt"
+if [ ! -x node_modules/.bin/tsc ] || [ ! -d node_modules/@types/node ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "lint: npm ci"
+  npm ci --no-audit --no-fund --silent
+fi
+node_modules/.bin/tsc -p tests/e2e/tsconfig.json
+step "tsc --strict (e2e scripts)"
 cargo clippy -q --workspace --all-targets -- -D warnings
 step "clippy (native, all targets)"
 for pkg in scatterlab-web scatterlab-app; do

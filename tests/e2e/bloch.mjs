@@ -9,48 +9,21 @@
 // ($SCATTERLAB_FIXTURES or ../shared/fixtures beside the repository) are injected as texts.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CHROMIUM_ARGS, CHROMIUM_BASE_ARGS, launchBrowser, log, repoRoot, startServer } from "./harness.mjs";
+import { CHROMIUM_ARGS, CHROMIUM_BASE_ARGS, finish, fixtures, quartzExperiment, runCheckPage, withServer } from "./harness.mjs";
 
-const fixtures = process.env.SCATTERLAB_FIXTURES ?? join(repoRoot, "..", "shared", "fixtures");
-const dir = join(fixtures, "bloch", "synthetic_quartz");
-const files = Object.fromEntries(["experiment.yaml", "exp_data.cif_pets", "start.cif"].map((n) => [n, readFileSync(join(dir, n), "utf8")]));
+const files = quartzExperiment();
 const reference = readFileSync(join(fixtures, "bloch", "reference.json"), "utf8");
-const failures = [];
-const server = await startServer();
-
-async function run(label, args, query) {
-  const browser = await launchBrowser(args);
-  try {
-    const page = await browser.context.newPage();
-    browser.watch(page, label);
-    await page.addInitScript(([texts, referenceText]) => {
-      window.__blochFiles = texts;
-      window.__blochReference = referenceText;
-    }, [files, reference]);
-    await page.goto(`${server.url}tests/e2e/bloch.html${query}`, { waitUntil: "load" });
-    const handle = await page.waitForFunction(() => window.__scatterlabBlochResult, null, { timeout: 400_000, polling: 100 });
-    const result = await handle.jsonValue();
-    for (const line of result.log) log(`${label}: ${line}`);
-    for (const c of result.checks) {
-      log(`${label}: ${c.ok ? "ok  " : "FAIL"} ${c.name}${c.detail ? ` — ${c.detail}` : ""}`);
-      if (!c.ok) failures.push(`${label}: ${c.name}: ${c.detail}`);
-    }
-    failures.push(...result.errors.map((e) => `${label}: page threw: ${e}`));
-    if (result.checks.length === 0) failures.push(`${label}: no checks ran`);
-    failures.push(...browser.problems);
-  } finally {
-    await browser.close();
-  }
-}
-
-try {
-  await run("bloch", CHROMIUM_ARGS, "");
-  await run("bloch (no WebGPU adapter)", CHROMIUM_BASE_ARGS, "?expect=no-adapter");
-} finally {
-  server.stop();
-}
-if (failures.length > 0) {
-  console.error(`e2e bloch: FAILED\n  ${failures.join("\n  ")}`);
-  process.exit(1);
-}
-log("bloch: ok");
+const failures = await withServer(async (server) => {
+  /**
+   * bloch.html in a fresh browser with `args`.
+   * @param {string} label
+   * @param {string[]} args
+   * @param {string} query
+   */
+  const run = (label, args, query) => runCheckPage(server, {
+    label, args, path: `tests/e2e/bloch.html${query}`, globals: { __blochFiles: files, __blochReference: reference },
+    resultName: "__scatterlabBlochResult", timeout: 400_000, failurePrefix: `${label}: `,
+  });
+  return [...await run("bloch", CHROMIUM_ARGS, ""), ...await run("bloch (no WebGPU adapter)", CHROMIUM_BASE_ARGS, "?expect=no-adapter")];
+});
+finish("bloch", failures);

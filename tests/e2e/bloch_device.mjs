@@ -6,9 +6,21 @@
 // tasks by PerformanceObserver, the longest gap of a 10 ms timer, the longest frame gap), and a
 // cancel mid-sweep. Bounds: crates/web/src/bloch/tests_device.rs (the same runs natively).
 
+/** @typedef {import("../../web/src/index.js").Scatterlab} Scatterlab */
+/** @typedef {import("../../web/src/index.js").BlochCaseResult} BlochCaseResult */
+/** @typedef {import("../../web/src/index.js").BlochSimulateOptions} BlochSimulateOptions */
+/** @typedef {import("../../web/src/index.js").BlochRockingOptions} BlochRockingOptions */
+/** @typedef {import("./harness.mjs").BlochReference} BlochReference */
+/** @typedef {import("./harness.mjs").Check} Check the page's check: records `ok` with `detail` (as text) */
+/** The page's log. @typedef {(line: string) => void} Log */
+
 const CASE_IDS = ["urea-300kV-11", "Si-200kV-00"];
 
-/** Max |I − I_ref| of one `blochSimulateCases` answer, beams matched by hkl; NaN when a beam is missing. */
+/**
+ * Max |I − I_ref| of one `blochSimulateCases` answer, beams matched by hkl; NaN when a beam is missing.
+ * @param {BlochReference} reference
+ * @param {BlochCaseResult} answer
+ */
 function worstVsReference(reference, answer) {
   const ref = reference.cases.find((c) => c.id === answer.id);
   if (!ref || answer.error !== undefined) return NaN;
@@ -26,10 +38,18 @@ function worstVsReference(reference, answer) {
   return worst;
 }
 
-/** Reference cases and a zone-axis case on the CPU and on WebGPU. */
+/**
+ * Reference cases and a zone-axis case on the CPU and on WebGPU.
+ * @param {Scatterlab} lab
+ * @param {string} referenceText reference.json
+ * @param {string} cif
+ * @param {Check} check
+ * @param {Log} log
+ */
 export async function referenceChecks(lab, referenceText, cif, check, log) {
+  /** @type {BlochReference} */
   const reference = JSON.parse(referenceText);
-  for (const [device, gate] of [["cpu", 1e-6], ["gpu", 1e-4]]) {
+  for (const [device, gate] of /** @type {const} */ ([["cpu", 1e-6], ["gpu", 1e-4]])) {
     let answers;
     try {
       answers = await lab.blochSimulateCases(referenceText, { device, ids: CASE_IDS });
@@ -39,11 +59,13 @@ export async function referenceChecks(lab, referenceText, cif, check, log) {
     }
     for (const a of answers) {
       const worst = worstVsReference(reference, a);
-      log(`reference ${a.id} on ${device} (${a.backend ?? a.error}): ${a.nBeams} beams, max |I − I_ref| = ${worst.toExponential(2)}`);
-      check(`${a.id} on ${device} equals I_ref within ${gate}`, a.device === device && worst <= gate, `${worst} (${a.error ?? a.solver})`);
+      const ran = a.error === undefined ? a : undefined;
+      log(`reference ${a.id} on ${device} (${ran?.backend ?? a.error}): ${ran?.nBeams} beams, max |I − I_ref| = ${worst.toExponential(2)}`);
+      check(`${a.id} on ${device} equals I_ref within ${gate}`, ran?.device === device && worst <= gate, `${worst} (${a.error ?? ran?.solver})`);
     }
     check(`reference cases on ${device}: the ids' order`, answers.map((a) => a.id).join() === CASE_IDS.join(), answers.map((a) => a.id).join());
   }
+  /** @type {BlochSimulateOptions} */
   const options = { kv: 200, zone: [0, 0, 1], thicknesses: [100, 250], gMax: 1.2, sgMax: 0.05, tilt: [0.3, -0.2] };
   const cpu = await lab.blochSimulate(cif, options);
   const gpu = await lab.blochSimulate(cif, { ...options, device: "gpu" });
@@ -51,6 +73,7 @@ export async function referenceChecks(lab, referenceText, cif, check, log) {
   log(`zone case: ${cpu.nBeams} beams, cpu ${cpu.seconds.toFixed(3)} s, gpu ${gpu.seconds.toFixed(3)} s (${gpu.backend}), max |ΔI| = ${diff.toExponential(2)}`);
   check("blochSimulate on the GPU: device, solver and CPU agreement within 1e-4", gpu.device === "gpu" && gpu.solver === "taylor" && cpu.device === "cpu"
     && gpu.hkl.join() === cpu.hkl.join() && diff <= 1e-4, `${gpu.device}/${gpu.solver}, ${diff}`);
+  /** @type {BlochRockingOptions} */
   const sweep = { ...options, tilts: { axis: "y", anglesDeg: [-0.4, 0, 0.4] } };
   const [rc, rg] = [await lab.blochRocking(cif, sweep), await lab.blochRocking(cif, { ...sweep, device: "gpu" })];
   const rdiff = Math.max(...rg.intensities.map((v, i) => Math.abs(v - rc.intensities[i])));
@@ -61,6 +84,11 @@ export async function referenceChecks(lab, referenceText, cif, check, log) {
   check("a solver the device cannot run rejects, naming both", pairing.includes("options.solver \"eigen\" runs on the CPU only"), pairing);
 }
 
+/**
+ * What `promise` rejected with (an Error's message), or "resolved".
+ * @param {Promise<unknown>} promise
+ * @returns {Promise<string>}
+ */
 export async function rejected(promise) {
   try {
     await promise;
@@ -70,8 +98,13 @@ export async function rejected(promise) {
   }
 }
 
-/** The main thread's own measures while `run()` is awaited: long tasks, timer and frame gaps (ms). */
+/**
+ * The main thread's own measures while `run()` is awaited: long tasks, timer and frame gaps (ms).
+ * @template T
+ * @param {() => Promise<T>} run
+ */
 async function measureMainThread(run) {
+  /** @type {number[]} */
   const longTasks = [];
   const supported = typeof PerformanceObserver !== "undefined" && (PerformanceObserver.supportedEntryTypes ?? []).includes("longtask");
   const observer = supported ? new PerformanceObserver((list) => longTasks.push(...list.getEntries().map((e) => e.duration))) : null;
@@ -85,10 +118,12 @@ async function measureMainThread(run) {
     last = now;
     ticks++;
   }, 10);
+  /** @type {number | null} */
   let lastFrame = null;
   let frameGap = 0;
   let frames = 0;
   let running = true;
+  /** @param {number} t */
   const frame = (t) => {
     if (lastFrame !== null) frameGap = Math.max(frameGap, t - lastFrame);
     lastFrame = t;
@@ -108,10 +143,18 @@ async function measureMainThread(run) {
 }
 
 /** The responsiveness sweep: SrTiO3 [001], g ≤ 3.0 Å⁻¹, |Sg| ≤ 0.08 Å⁻¹: 301–308 beams per tilt over ±0.5° (361 in the union; `measure_sweep_sizes` in tests_device.rs). */
+/** @type {BlochRockingOptions} */
 export const SWEEP = { kv: 200, zone: [0, 0, 1], thicknesses: [100, 200, 400], gMax: 3.0, sgMax: 0.08, solver: "eigen", name: "SrTiO3", tilts: { axis: "x", fromDeg: -0.5, toDeg: 0.5, n: 100 } };
 
-/** A 100-tilt rocking sweep with progress while the main thread is measured, a cross-check of one tilt, and a cancel. */
+/**
+ * A 100-tilt rocking sweep with progress while the main thread is measured, a cross-check of one tilt, and a cancel.
+ * @param {Scatterlab} lab
+ * @param {string} cif
+ * @param {Check} check
+ * @param {Log} log
+ */
 export async function rockingChecks(lab, cif, check, log) {
+  /** @type {import("../../web/src/index.js").BlochRockingProgress[]} */
   const events = [];
   const m = await measureMainThread(() => lab.blochRocking(cif, SWEEP, (p) => events.push(p)));
   const r = m.value;
@@ -151,6 +194,7 @@ export async function rockingChecks(lab, cif, check, log) {
 
   // Cancel from the UI thread after the 5th tilt: resolves with the tilts done.
   const controller = new AbortController();
+  /** @type {number[]} */
   const seen = [];
   const cut = await lab.blochRocking(cif, SWEEP, (p) => {
     seen.push(p.done);
@@ -166,8 +210,15 @@ export async function rockingChecks(lab, cif, check, log) {
   check("a throwing onProgress cancels the sweep and rejects", thrown === "blochRocking: onProgress threw: boom", thrown);
 }
 
-/** Without a WebGPU adapter: `device: "gpu"` rejects naming the device; the CPU still works. */
+/**
+ * Without a WebGPU adapter: `device: "gpu"` rejects naming the device; the CPU still works.
+ * @param {Scatterlab} lab
+ * @param {string} referenceText reference.json
+ * @param {string} cif
+ * @param {Check} check
+ */
 export async function noAdapterChecks(lab, referenceText, cif, check) {
+  /** @type {BlochSimulateOptions} */
   const options = { kv: 200, zone: [0, 0, 1], thicknesses: [100], gMax: 1.0 };
   const sim = await rejected(lab.blochSimulate(cif, { ...options, device: "gpu" }));
   check("blochSimulate on gpu without an adapter rejects, naming device \"gpu\"", sim.includes("device \"gpu\""), sim);
