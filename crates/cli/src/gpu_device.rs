@@ -2,6 +2,30 @@
 
 use scatterlab_core::DeviceKind;
 use scatterlab_refl::gpu::ParrattGpu;
+use scatterlab_refl::Engine;
+
+/// The arithmetic of the reflectivity kernel on `--device gpu` (`--precision`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum GpuPrecision {
+    /// f32: the uniaxial recursion's fast kernel (≤ 2e-3 of f64); tilted/biaxial models still
+    /// run the 4×4 kernel in df64, the only precision it has.
+    #[default]
+    F32,
+    /// Double-float (df64) for every model: uniaxial stacks through the 4×4 kernel as tensor
+    /// layers, within 1e-6·R of the CPU's f64.
+    Df64,
+}
+
+/// The engine for `gpu` at `precision` (the CPU's f64 without a GPU). `--precision df64` with
+/// `--device cpu` is an error rather than a flag silently ignored.
+pub fn reflectivity_engine(gpu: Option<&ParrattGpu>, precision: GpuPrecision) -> Result<Engine<'_>, String> {
+    match (gpu, precision) {
+        (None, GpuPrecision::F32) => Ok(Engine::Cpu),
+        (None, GpuPrecision::Df64) => Err("--precision df64 needs --device gpu (the CPU computes in f64)".to_owned()),
+        (Some(p), GpuPrecision::F32) => Ok(Engine::Gpu(p)),
+        (Some(p), GpuPrecision::Df64) => Ok(Engine::GpuDf64(p)),
+    }
+}
 
 /// Acquires the adapter and builds the reflectivity pipeline for `gpu`; `None` for `cpu`.
 /// Failure is an error: the CLI never falls back to the CPU.

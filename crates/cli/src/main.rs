@@ -252,9 +252,13 @@ enum ReflCommand {
         /// With --model: evaluate every dataset on this grid instead, `start:stop:n` in Å⁻¹.
         #[arg(long, requires = "model")]
         q_grid: Option<String>,
-        /// Device to run on: cpu (f64) or gpu (f32 WGSL). Never falls back.
+        /// Device to run on: cpu (f64) or gpu (f32 WGSL; tilted/biaxial models df64). Never falls back.
         #[arg(long, default_value = "cpu")]
         device: DeviceKind,
+        /// With --device gpu: f32 (the fast recursion) or df64 (every model through the double-float
+        /// 4×4 kernel, within 1e-6·R of the CPU's f64).
+        #[arg(long, value_enum, default_value = "f32")]
+        precision: gpu_device::GpuPrecision,
         /// Where to write the results JSON (stdout when absent).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -269,6 +273,10 @@ enum ReflCommand {
         /// Device for the batched evaluations: cpu (f64) or gpu (f32). LM runs on the CPU in f64.
         #[arg(long, default_value = "cpu")]
         device: DeviceKind,
+        /// With --device gpu: f32 (the fast recursion) or df64 (every model through the double-float
+        /// 4×4 kernel, within 1e-6·R of the CPU's f64).
+        #[arg(long, value_enum, default_value = "f32")]
+        precision: gpu_device::GpuPrecision,
         /// Random seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -313,16 +321,16 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     progress::set_quiet(cli.quiet);
     let result = match cli.domain {
-        Domain::Refl { command: ReflCommand::Compute { cases, model, q_grid, device, out } } => match (cases, model) {
-            (_, Some(model)) => refl_model::run(&model, q_grid.as_deref(), device, out.as_deref()),
+        Domain::Refl { command: ReflCommand::Compute { cases, model, q_grid, device, precision, out } } => match (cases, model) {
+            (_, Some(model)) => refl_model::run(&model, q_grid.as_deref(), device, precision, out.as_deref()),
             // clap's `requires = "model"` does not fire next to the cases positional: a flag that
             // would do nothing in this mode is an error here instead of being ignored.
             (Some(_), None) if q_grid.is_some() => Err("--q-grid needs --model (a cases file has its own q grids)".to_owned()),
-            (Some(cases), None) => refl_compute::run(&cases, device, out.as_deref()),
+            (Some(cases), None) => refl_compute::run(&cases, device, precision, out.as_deref()),
             (None, None) => Err("give a cases file or --model".to_owned()),
         },
-        Domain::Refl { command: ReflCommand::Fit { input, method, device, seed, log, steps, samples, out } } => {
-            refl_fit::run(&refl_fit::FitArgs { input: &input, method, device, seed, out: out.as_deref(), log, steps, samples: samples.as_deref() })
+        Domain::Refl { command: ReflCommand::Fit { input, method, device, precision, seed, log, steps, samples, out } } => {
+            refl_fit::run(&refl_fit::FitArgs { input: &input, method, device, seed, out: out.as_deref(), log, steps, samples: samples.as_deref(), precision })
         }
         Domain::H5 { command: H5Command::Ls { file, attrs, json } } => h5_ls::run(&file, attrs, json),
         Domain::Stem { command: StemCommand::Info { master, strict, scan } } => stem_info::run(&master, strict, scan.as_deref()),

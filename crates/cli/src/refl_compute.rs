@@ -6,19 +6,20 @@ use std::path::Path;
 
 use scatterlab_core::{DeviceKind, Provenance};
 use scatterlab_refl::cases::{parse_cases, CaseInput, CaseResult, ResultsFile};
-use scatterlab_refl::{compute_each, CurveRequest, Engine, ReflError, Stack};
+use scatterlab_refl::{compute_each, CurveRequest, ReflError, Stack};
 
 /// A case ready for the engine, or why it is not.
 type Prepared = Result<(CaseInput, Stack), ReflError>;
 
 /// Reads `cases_path`, computes on `device`, writes JSON to `out` (or stdout).
-pub fn run(cases_path: &Path, device: DeviceKind, out: Option<&Path>) -> Result<(), String> {
+pub fn run(cases_path: &Path, device: DeviceKind, precision: crate::gpu_device::GpuPrecision, out: Option<&Path>) -> Result<(), String> {
     let text = scatterlab_refl::input::read_file_text(cases_path).map_err(|e| e.to_string())?;
     let parsed = parse_cases(&text).map_err(|e| format!("{}: {e}", cases_path.display()))?;
     let gpu = crate::gpu_device::reflectivity_pipeline(device)?;
-    let (engine, backend) = match &gpu {
-        None => (Engine::Cpu, "cpu f64".to_owned()),
-        Some(pipeline) => (Engine::Gpu(pipeline), format!("{} f32", pipeline.context().describe())),
+    let engine = crate::gpu_device::reflectivity_engine(gpu.as_ref(), precision)?;
+    let backend = match &gpu {
+        None => "cpu f64".to_owned(),
+        Some(pipeline) => format!("{} {}", pipeline.context().describe(), engine.precision()),
     };
 
     // Valid cases go to the engine as one batch (one GPU dispatch); invalid ones report their error.
@@ -50,7 +51,7 @@ pub fn run(cases_path: &Path, device: DeviceKind, out: Option<&Path>) -> Result<
         .collect();
     let failed: Vec<String> = cases.iter().filter_map(|c| c.error.as_ref().map(|e| format!("case {}: {e}", c.id))).collect();
     let n_cases = cases.len();
-    let accumulation = if gpu.is_some() { "f32" } else { "f64" };
+    let accumulation = engine.precision();
     let provenance = Provenance::new(text.as_bytes(), vec![prepared.len()], "f64", device, &backend, accumulation);
     let results = ResultsFile { device: device.name().to_owned(), backend, cases, provenance };
     let json = serde_json::to_string(&results).map_err(|e| e.to_string())?;

@@ -63,6 +63,8 @@ pub struct FitArgs<'a> {
     pub steps: usize,
     /// Where to write MCMC samples as CSV.
     pub samples: Option<&'a Path>,
+    /// The GPU kernel's arithmetic (`--precision`).
+    pub precision: crate::gpu_device::GpuPrecision,
 }
 
 /// Runs the fit and writes the result JSON.
@@ -75,12 +77,14 @@ pub fn run(args: &FitArgs<'_>) -> Result<(), String> {
     let model = Model::new(file).map_err(at)?;
     let objective = Objective::new(&model, ObjectiveOptions { log_transform: args.log, roughness_limit: None }).map_err(at)?;
     let gpu = crate::gpu_device::reflectivity_pipeline(args.device)?;
-    let (engine, backend) = match &gpu {
-        None => (Engine::Cpu, "cpu f64".to_owned()),
+    let engine = crate::gpu_device::reflectivity_engine(gpu.as_ref(), args.precision)?;
+    let backend = match &gpu {
+        None => "cpu f64".to_owned(),
         Some(p) => {
-            // Tilted/biaxial models batch through the df64 4×4 kernel, uniaxial ones the f32 recursion.
-            let precision = if model.needs_general() { "df64 4x4" } else { "f32" };
-            (Engine::Gpu(p), format!("{} {precision} (DE/MCMC batches), cpu f64 (LM)", p.context().describe()))
+            // Tilted/biaxial models batch through the df64 4×4 kernel; uniaxial ones the f32
+            // recursion, or the df64 4×4 kernel with --precision df64.
+            let precision = if model.needs_general() || matches!(engine, Engine::GpuDf64(_)) { "df64 4x4" } else { "f32" };
+            format!("{} {precision} (DE/MCMC batches), cpu f64 (LM)", p.context().describe())
         }
     };
     let cancel = CancelToken::new();

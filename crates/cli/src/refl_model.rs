@@ -6,7 +6,6 @@ use scatterlab_core::{DeviceKind, Provenance};
 use scatterlab_refl::input::{parse_json, read_file_text};
 use scatterlab_refl::limits::MAX_Q_POINTS;
 use scatterlab_refl::model::{Model, ModelFile, Polarization};
-use scatterlab_refl::Engine;
 use serde::Serialize;
 
 /// One evaluated curve.
@@ -52,7 +51,7 @@ pub fn parse_grid(text: &str) -> Result<Vec<f64>, String> {
 }
 
 /// Reads the model, evaluates it on `device`, writes JSON to `out` (or stdout).
-pub fn run(model_path: &Path, grid: Option<&str>, device: DeviceKind, out: Option<&Path>) -> Result<(), String> {
+pub fn run(model_path: &Path, grid: Option<&str>, device: DeviceKind, precision: crate::gpu_device::GpuPrecision, out: Option<&Path>) -> Result<(), String> {
     let text = read_file_text(model_path).map_err(|e| e.to_string())?;
     let at = |e: scatterlab_refl::ReflError| format!("{}: {e}", model_path.display());
     let mut file: ModelFile = parse_json(&text, "model file").map_err(at)?;
@@ -64,10 +63,13 @@ pub fn run(model_path: &Path, grid: Option<&str>, device: DeviceKind, out: Optio
     }
     let model = Model::new(file).map_err(at)?;
     let gpu = crate::gpu_device::reflectivity_pipeline(device)?;
-    let (engine, backend) = match &gpu {
-        None => (Engine::Cpu, if model.needs_general() { "cpu f64 4x4" } else { "cpu f64 recursion" }.to_owned()),
-        // Tilted/biaxial models run the df64 4×4 kernel, uniaxial ones the f32 recursion.
-        Some(p) => (Engine::Gpu(p), format!("{} {}", p.context().describe(), if model.needs_general() { "df64 4x4" } else { "f32" })),
+    let engine = crate::gpu_device::reflectivity_engine(gpu.as_ref(), precision)?;
+    // Tilted/biaxial models run the df64 4×4 kernel on the GPU; uniaxial ones the f32 recursion,
+    // or the same df64 4×4 kernel with --precision df64.
+    let accumulation = if gpu.is_some() && model.needs_general() { "df64" } else { engine.precision() };
+    let backend = match &gpu {
+        None => if model.needs_general() { "cpu f64 4x4" } else { "cpu f64 recursion" }.to_owned(),
+        Some(p) => format!("{} {}", p.context().describe(), if accumulation == "df64" { "df64 4x4" } else { "f32" }),
     };
     let values = model.values().to_vec();
     let curves = pollster::block_on(model.evaluate(engine, &[&values])).map_err(at)?.remove(0);
@@ -78,11 +80,6 @@ pub fn run(model_path: &Path, grid: Option<&str>, device: DeviceKind, out: Optio
         .map(|(d, r)| CurveOut { name: d.name.to_owned(), energy_ev: d.energy_ev, polarization: d.polarization, q: d.q.to_vec(), r })
         .collect::<Vec<_>>();
     let n_points = datasets.iter().map(|d| d.r.len()).sum();
-    let accumulation = match (&gpu, model.needs_general()) {
-        (None, _) => "f64",
-        (Some(_), true) => "df64",
-        (Some(_), false) => "f32",
-    };
     let provenance = Provenance::new(text.as_bytes(), vec![n_points], "f64", device, &backend, accumulation);
     let results = ModelResults {
         model: model.file().name.clone(),

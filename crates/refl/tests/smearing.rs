@@ -3,7 +3,11 @@
 //! 2e-6 Å⁻¹, composite Simpson over ±10σ around each point (≥ 400 intervals per curve point, ≥ 20
 //! per σ, ≥ 1500 per fringe period), mirrored below q = 0 as the convolution of R(|q|). Every
 //! case must agree within 1e-4 relative; the refnx17 scheme's error is printed for the record.
+//! The GPU in df64 (`Engine::GpuDf64`, R at the nodes from the 4×4 kernel, fold in f64) is held to
+//! the same 1e-4; the f32 recursion's error is printed beside it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test stops at its first failure, with the message
+
+mod common;
 
 use scatterlab_refl::resolution::{expand_nodes, Smearing, StackScales, FWHM_PER_SIGMA};
 use scatterlab_refl::{compute, compute_smeared, CurveRequest, Engine, Layer, Resolution, SmearedRequest, Stack};
@@ -60,19 +64,33 @@ fn reference_point(r: &[f64], q: f64, sigma: f64) -> f64 {
 }
 
 fn smeared(stack: &Stack, q: &[f64], resolution: &Resolution, smearing: Smearing) -> Vec<f64> {
-    let request = SmearedRequest { curve: CurveRequest { stack, energy_ev: ENERGY_EV, q }, resolution, smearing };
-    pollster::block_on(compute_smeared(Engine::Cpu, &[request])).unwrap().remove(0).r_s
+    smeared_on(Engine::Cpu, stack, q, resolution, smearing)
 }
 
-/// Largest relative error of each scheme against the reference, and the converged node counts.
-fn check(name: &str, stack: &Stack, q: &[f64], resolution: &Resolution, r: &[f64]) {
+fn smeared_on(engine: Engine<'_>, stack: &Stack, q: &[f64], resolution: &Resolution, smearing: Smearing) -> Vec<f64> {
+    let request = SmearedRequest { curve: CurveRequest { stack, energy_ev: ENERGY_EV, q }, resolution, smearing };
+    pollster::block_on(compute_smeared(engine, &[request])).unwrap().remove(0).r_s
+}
+
+/// The dense reference at every point of `q`.
+fn dense_reference(q: &[f64], resolution: &Resolution, r: &[f64]) -> Vec<f64> {
     let sigma = |i: usize| match resolution {
         Resolution::ConstantDqOverQ(f) => f * q[i] / FWHM_PER_SIGMA,
         Resolution::Pointwise(dq) => dq[i] / FWHM_PER_SIGMA,
         Resolution::None => 0.0,
     };
-    let reference: Vec<f64> = (0..q.len()).map(|i| reference_point(r, q[i], sigma(i))).collect();
-    let worst = |got: &[f64]| got.iter().zip(&reference).enumerate().map(|(i, (g, r))| (((g - r) / r).abs(), i)).fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a });
+    (0..q.len()).map(|i| reference_point(r, q[i], sigma(i))).collect()
+}
+
+/// Largest relative error of `got` against `reference`, and where.
+fn worst_rel(got: &[f64], reference: &[f64]) -> (f64, usize) {
+    got.iter().zip(reference).enumerate().map(|(i, (g, r))| (((g - r) / r).abs(), i)).fold((0.0, 0), |a, b| if b.0 > a.0 || b.0.is_nan() { b } else { a })
+}
+
+/// Largest relative error of each scheme against the reference, and the converged node counts.
+fn check(name: &str, stack: &Stack, q: &[f64], resolution: &Resolution, r: &[f64]) {
+    let reference = dense_reference(q, resolution, r);
+    let worst = |got: &[f64]| worst_rel(got, &reference);
     let converged = smeared(stack, q, resolution, Smearing::Converged);
     let (err, at) = worst(&converged);
     let (old, old_at) = worst(&smeared(stack, q, resolution, Smearing::Refnx17));
@@ -115,6 +133,34 @@ fn thick_film_through_critical_edge_equals_dense_convolution() {
     }
     let dq: Vec<f64> = q.iter().map(|q| 2e-4 + 0.02 * q).collect();
     check("1200 Å film, pointwise dQ", &stack, &q, &Resolution::Pointwise(dq), &r);
+}
+
+/// The converged scheme on the GPU in df64 against the dense reference (same 1e-4 gate as the
+/// CPU), with the f32 recursion's error printed for the record.
+fn check_gpu(name: &str, pipeline: &scatterlab_refl::gpu::ParrattGpu, stack: &Stack, q: &[f64], resolution: &Resolution, r: &[f64]) {
+    let reference = dense_reference(q, resolution, r);
+    let (err, at) = worst_rel(&smeared_on(Engine::GpuDf64(pipeline), stack, q, resolution, Smearing::Converged), &reference);
+    let (f32_err, f32_at) = worst_rel(&smeared_on(Engine::Gpu(pipeline), stack, q, resolution, Smearing::Converged), &reference);
+    eprintln!("{name}: GPU df64 {err:.2e} (q = {:.4}), GPU f32 {f32_err:.2e} (q = {:.4})", q[at], q[f32_at]);
+    assert!(err <= 1e-4, "{name}: GPU df64 smearing is {err:.3e} off the dense reference at q = {} (R = {})", q[at], reference[at]);
+}
+
+#[test]
+fn gpu_df64_smearing_equals_dense_convolution() {
+    let Some(pipeline) = common::general_pipeline() else { return };
+    let film = thick_film();
+    let q: Vec<f64> = grid(0.005, 0.05, 30).into_iter().chain(grid(0.051, 0.3, 30)).collect();
+    let r = reference_grid(&film, 0.3 * 1.45 + 0.01);
+    for percent in [1.0, 5.0, 10.0] {
+        check_gpu(&format!("1200 Å film, dQ/Q {percent} %"), pipeline, &film, &q, &Resolution::ConstantDqOverQ(percent / 100.0), &r);
+    }
+    let dq: Vec<f64> = q.iter().map(|q| 2e-4 + 0.02 * q).collect();
+    check_gpu("1200 Å film, pointwise dQ", pipeline, &film, &q, &Resolution::Pointwise(dq), &r);
+    // The multilayer's deep minima, through the critical edge and the first Bragg peaks.
+    let multilayer = multilayer();
+    let q: Vec<f64> = grid(0.01, 0.06, 20).into_iter().chain(grid(0.061, 0.3, 30)).collect();
+    let r = reference_grid(&multilayer, 0.3 * 1.45 + 0.01);
+    check_gpu("Ni/Ti multilayer, dQ/Q 5 %", pipeline, &multilayer, &q, &Resolution::ConstantDqOverQ(0.05), &r);
 }
 
 #[test]

@@ -90,6 +90,7 @@ where
         engine: match engine {
             Engine::Cpu => "cpu f64".to_owned(),
             Engine::Gpu(p) => format!("gpu f32 {}", p.context().describe()),
+            Engine::GpuDf64(p) => format!("gpu df64 {}", p.context().describe()),
         },
         de,
         mcmc,

@@ -126,7 +126,8 @@ pub fn general_reflectivity(stack: &GeneralStack, energy_ev: f64, q: &[f64]) -> 
 pub async fn compute(engine: crate::Engine<'_>, requests: &[GeneralRequest<'_>]) -> Result<Vec<GeneralReflectivity>, ReflError> {
     match engine {
         crate::Engine::Cpu => requests.iter().enumerate().map(|(i, r)| general_reflectivity(r.stack, r.energy_ev, r.q).map_err(|e| e.in_curve(i))).collect(),
-        crate::Engine::Gpu(pipeline) => pipeline.general().await?.compute(requests).await,
+        // The 4×4 kernel is df64 on the GPU whichever precision the engine names.
+        crate::Engine::Gpu(pipeline) | crate::Engine::GpuDf64(pipeline) => pipeline.general().await?.compute(requests).await,
     }
 }
 

@@ -71,7 +71,7 @@ impl Model {
     pub async fn evaluate(&self, engine: Engine<'_>, population: &[&[f64]]) -> Result<Vec<Vec<Vec<f64>>>, ReflError> {
         let n_d = self.compiled.datasets.len();
         let raw: Vec<Vec<f64>> = if self.general {
-            if let Engine::Gpu(pipeline) = engine {
+            if let Engine::Gpu(pipeline) | Engine::GpuDf64(pipeline) = engine {
                 return self.finish(population, self.general_gpu(pipeline, population).await?);
             }
             let mut raw = Vec::with_capacity(population.len() * n_d);
