@@ -43,6 +43,18 @@ impl<T> Job<T> {
     }
 }
 
+impl<T> Job<Result<T, String>> {
+    /// The outcome of a job that reports failures as text, once it has finished (`None` while it
+    /// runs); a job that ended without a result gives `lost` as its error.
+    pub fn outcome(&self, lost: &str) -> Option<Result<T, String>> {
+        match self.poll() {
+            JobPoll::Pending => None,
+            JobPoll::Done(result) => Some(result),
+            JobPoll::Lost => Some(Err(lost.to_owned())),
+        }
+    }
+}
+
 /// Starts `make()`'s future in the background and requests a repaint of `repaint` when done.
 ///
 /// The future is created inside the worker (not passed in) so that it need not be `Send`:

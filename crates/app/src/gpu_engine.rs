@@ -36,6 +36,38 @@ impl GpuSupport {
     }
 }
 
+/// A workspace's device as each of its GPU sides (live images, SSB) keeps it: the context, or
+/// why there is none — shown when the user picks the GPU; the CPU is never substituted.
+#[derive(Clone, Debug)]
+pub struct WorkspaceGpu(Result<GpuContext, String>);
+
+impl WorkspaceGpu {
+    /// The device of `support`, or why there is none.
+    pub fn new(support: &GpuSupport) -> Self {
+        Self(match support {
+            GpuSupport::Available(c) => Ok(GpuContext::clone(c)),
+            GpuSupport::Unavailable(why) => Err(why.clone()),
+        })
+    }
+
+    /// The device, or why there is none.
+    pub fn context(&self) -> Result<&GpuContext, &str> {
+        self.0.as_ref().map_err(String::as_str)
+    }
+
+    /// Why the GPU cannot be picked at all, if it cannot.
+    pub fn unavailable(&self) -> Option<&str> {
+        self.context().err()
+    }
+}
+
+impl Default for WorkspaceGpu {
+    /// No device: the workspace was made before the app handed it one.
+    fn default() -> Self {
+        Self(Err("no GPU was given to the 4D-STEM workspace".into()))
+    }
+}
+
 /// The lower-case wgpu backend name, e.g. `"vulkan"`, `"browserwebgpu"`, `"gl"`.
 pub fn backend_name(info: &wgpu::AdapterInfo) -> String {
     format!("{:?}", info.backend).to_lowercase()

@@ -100,10 +100,15 @@ impl GpuContext {
     pub async fn compute_pipeline(&self, shader_path: &str, entry_point: &str) -> Result<wgpu::ComputePipeline, GpuError> {
         // Libraries named by `// requires:` header lines are prepended (e.g. the df64 arithmetic).
         let source = crate::shaders::resolved_source(shader_path)?;
+        self.pipeline_from_wgsl(shader_path, source, entry_point).await
+    }
+
+    /// Builds a compute pipeline (automatic layout) from WGSL text; `label` names it in errors.
+    pub(crate) async fn pipeline_from_wgsl(&self, label: &str, source: std::borrow::Cow<'_, str>, entry_point: &str) -> Result<wgpu::ComputePipeline, GpuError> {
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(shader_path), source: wgpu::ShaderSource::Wgsl(source) });
+        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(source) });
         let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(shader_path),
+            label: Some(label),
             layout: None,
             module: &module,
             entry_point: Some(entry_point),
@@ -112,7 +117,7 @@ impl GpuContext {
         });
         match scope.pop().await {
             None => Ok(pipeline),
-            Some(e) => Err(GpuError::Device { operation: format!("{shader_path} pipeline"), message: e.to_string() }),
+            Some(e) => Err(GpuError::Device { operation: format!("{label} pipeline"), message: e.to_string() }),
         }
     }
 

@@ -1,16 +1,20 @@
 //! GPU plumbing shared by every domain: device acquisition on native (Vulkan/Metal/DX12)
-//! and on the web (WebGPU), async readback that works in both, and the shader registry.
+//! and on the web (WebGPU), async readback that works in both, the shader registry, and the
+//! compute boilerplate every kernel repeats ([`Kernel`], the buffer helpers on [`GpuContext`]).
 //!
 //! The caller chooses the device: nothing here falls back to the CPU. Every
 //! operation that can fail on the GPU returns a [`GpuError`] rather than panicking.
 
+mod buffers;
 mod context;
 mod error;
+mod kernel;
 mod readback;
 pub mod shaders;
 
 pub use context::{GpuContext, GpuOptions};
 pub use error::GpuError;
+pub use kernel::{workgroups, Kernel};
 pub use readback::read_buffer;
 pub use wgpu;
 

@@ -6,8 +6,7 @@
 //! one dispatch.
 
 use bytemuck::{Pod, Zeroable};
-use scatterlab_gpu::{wgpu, GpuContext};
-use wgpu::util::DeviceExt;
+use scatterlab_gpu::{wgpu, GpuContext, Kernel};
 
 use crate::{CurveRequest, ReflError, Reflectivity};
 
@@ -46,7 +45,7 @@ struct Params {
 #[derive(Debug)]
 pub struct ParrattGpu {
     ctx: GpuContext,
-    pipeline: wgpu::ComputePipeline,
+    kernel: Kernel,
     /// The 4×4 df64 pipeline on the same device, compiled on first use (it is large, and most
     /// models never need it).
     general: std::sync::Mutex<Option<std::sync::Arc<crate::general::GeneralGpu>>>,
@@ -55,8 +54,8 @@ pub struct ParrattGpu {
 impl ParrattGpu {
     /// Compiles the kernel on `ctx`'s device.
     pub async fn new(ctx: &GpuContext) -> Result<Self, ReflError> {
-        let pipeline = ctx.compute_pipeline(SHADER, "main").await?;
-        Ok(Self { ctx: ctx.clone(), pipeline, general: std::sync::Mutex::new(None) })
+        let kernel = Kernel::new(ctx, SHADER, "main").await?;
+        Ok(Self { ctx: ctx.clone(), kernel, general: std::sync::Mutex::new(None) })
     }
 
     /// The general (4×4, df64) pipeline on this device, compiled on the first call.
@@ -90,51 +89,13 @@ impl ParrattGpu {
             ctx.check_storage_size(what, bytes as u64)?;
         }
         ctx.check_storage_size("reflectivity output", out_bytes)?;
-        let storage =
-            |label: &str, contents: &[u8]| ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage: wgpu::BufferUsages::STORAGE });
-        let params = Params { n_points: points.len() as u32, _pad: [0; 3] };
-        let params_buf = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("refl params"),
-            contents: bytemuck::bytes_of(&params),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
-        let stacks_buf = storage("refl stacks", bytemuck::cast_slice(&stacks));
-        let layers_buf = storage("refl layers", bytemuck::cast_slice(&layers));
-        let points_buf = storage("refl points", bytemuck::cast_slice(&points));
-        let out_buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("refl out"),
-            size: out_bytes,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let read_buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("refl readback"),
-            size: out_bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("refl bind group"),
-            layout: &self.pipeline.get_bind_group_layout(0),
-            entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: params_buf.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: stacks_buf.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 2, resource: layers_buf.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 3, resource: points_buf.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 4, resource: out_buf.as_entire_binding() },
-            ],
-        });
-        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("refl") });
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("refl parratt"), timestamp_writes: None });
-            pass.set_pipeline(&self.pipeline);
-            pass.set_bind_group(0, &bind_group, &[]);
-            let (x, y) = scatterlab_gpu::dispatch_grid((points.len() as u32).div_ceil(WORKGROUP_SIZE));
-            pass.dispatch_workgroups(x, y, 1);
-        }
-        encoder.copy_buffer_to_buffer(&out_buf, 0, &read_buf, 0, out_bytes);
-        ctx.submit_checked("refl/parratt.wgsl dispatch", encoder.finish()).await?;
-        let flat: Vec<[f32; 2]> = scatterlab_gpu::read_buffer(ctx, &read_buf, points.len()).await?;
+        let params = ctx.uniform_from("refl params", &Params { n_points: points.len() as u32, _pad: [0; 3] });
+        let (stacks_buf, layers_buf, points_buf) = (ctx.storage_from("refl stacks", &stacks), ctx.storage_from("refl layers", &layers), ctx.storage_from("refl points", &points));
+        let out_buf = ctx.storage("refl out", out_bytes, wgpu::BufferUsages::COPY_SRC);
+        let bind_group = self.kernel.bind(ctx, &[&params, &stacks_buf, &layers_buf, &points_buf, &out_buf]);
+        let mut encoder = ctx.encoder("refl");
+        self.kernel.dispatch(&mut encoder, &bind_group, scatterlab_gpu::workgroups(points.len(), WORKGROUP_SIZE))?;
+        let flat: Vec<[f32; 2]> = ctx.submit_and_read(encoder, "refl/parratt.wgsl dispatch", &out_buf, points.len()).await?;
         let mut results = Vec::with_capacity(requests.len());
         let mut offset = 0;
         for request in requests {

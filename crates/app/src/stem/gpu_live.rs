@@ -10,7 +10,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use scatterlab_gpu::GpuContext;
 use scatterlab_stem::gpu::ResidentGpu;
 use scatterlab_stem::load::{PixelKind, PixelSlice};
 use scatterlab_stem::reduce::{DetectorImages, VirtualDetector};
@@ -18,6 +17,7 @@ use web_time::Instant;
 
 use super::resident::Resident;
 use crate::compute_job::{self, Job, JobPoll};
+use crate::gpu_engine::WorkspaceGpu;
 use crate::GpuSupport;
 
 /// Which device computes the virtual images.
@@ -44,8 +44,10 @@ impl StemDevice {
 /// packed copy each upload makes (two 16-bit pixels per word) stays small on the wasm heap.
 const UPLOAD_PER_FRAME: usize = 16 << 20;
 
+#[derive(Default)]
 enum State {
     /// Nothing on the GPU.
+    #[default]
     Idle,
     /// Buffers and pipeline being made.
     Creating(Job<Result<ResidentGpu, String>>),
@@ -78,36 +80,27 @@ pub struct GpuImages {
 }
 
 /// The GPU side of the workspace: the device (if any), the resident frames and the job in flight.
+#[derive(Default)]
 pub struct GpuLive {
-    ctx: Result<GpuContext, String>,
+    gpu: WorkspaceGpu,
     state: State,
     pending: Option<Pending>,
-}
-
-impl Default for GpuLive {
-    fn default() -> Self {
-        Self::new(&GpuSupport::Unavailable("no GPU was given to the 4D-STEM workspace".into()))
-    }
 }
 
 impl GpuLive {
     /// The GPU of `support` (or why there is none), nothing resident yet.
     pub fn new(support: &GpuSupport) -> Self {
-        let ctx = match support {
-            GpuSupport::Available(c) => Ok((**c).clone()),
-            GpuSupport::Unavailable(why) => Err(why.clone()),
-        };
-        Self { ctx, state: State::Idle, pending: None }
+        Self { gpu: WorkspaceGpu::new(support), ..Self::default() }
     }
 
     /// The same device with nothing resident (new data).
     pub fn fresh(&self) -> Self {
-        Self { ctx: self.ctx.clone(), state: State::Idle, pending: None }
+        Self { gpu: self.gpu.clone(), ..Self::default() }
     }
 
     /// Why the GPU cannot be picked at all, if it cannot.
     pub fn unavailable(&self) -> Option<&str> {
-        self.ctx.as_ref().err().map(String::as_str)
+        self.gpu.unavailable()
     }
 
     /// Frames on the GPU.
@@ -126,7 +119,7 @@ impl GpuLive {
     /// What the GPU side is doing, for the UI; `None` once every loaded frame is resident.
     pub fn status(&self, data: &Resident) -> Option<String> {
         match &self.state {
-            _ if self.ctx.is_err() => self.unavailable().map(|w| format!("GPU unavailable: {w}")),
+            _ if self.unavailable().is_some() => self.unavailable().map(|w| format!("GPU unavailable: {w}")),
             State::Idle | State::Creating(_) => Some("GPU: allocating buffers, compiling the kernel…".into()),
             State::Resident { uploaded, .. } if *uploaded < data.loaded() => Some(format!("GPU: {uploaded} of {} frames uploaded", data.loaded())),
             State::Resident { .. } => None,
@@ -140,7 +133,7 @@ impl GpuLive {
         let finished = self.take_finished();
         match &mut self.state {
             State::Idle => {
-                let Ok(ctx) = self.ctx.clone() else { return finished };
+                let Ok(ctx) = self.gpu.context().cloned() else { return finished };
                 let (det, n, wide) = (data.det, data.n_frames(), data.kind() == PixelKind::U32);
                 self.state =
                     State::Creating(compute_job::spawn(repaint.clone(), move || async move { ResidentGpu::new(&ctx, det, n, wide, None).await.map_err(|e| e.to_string()) }));
@@ -185,12 +178,7 @@ impl GpuLive {
     }
 
     fn take_finished(&mut self) -> Option<GpuImages> {
-        let p = self.pending.as_ref()?;
-        let result = match p.job.poll() {
-            JobPoll::Pending => return None,
-            JobPoll::Done(r) => r,
-            JobPoll::Lost => Err("the GPU computation stopped without a result".into()),
-        };
+        let result = self.pending.as_ref()?.job.outcome("the GPU computation stopped without a result")?;
         let p = self.pending.take()?;
         let (images, elapsed) = match result {
             Ok((mut im, dt)) => {

@@ -5,8 +5,7 @@
 use bytemuck::{Pod, Zeroable};
 use num_complex::Complex64;
 use scatterlab_core::InputError;
-use scatterlab_gpu::{wgpu, GpuContext};
-use wgpu::util::DeviceExt;
+use scatterlab_gpu::{wgpu, GpuContext, Kernel};
 
 use crate::propagate::TaylorPlan;
 use crate::BlochError;
@@ -65,14 +64,14 @@ fn gpu_err(e: scatterlab_gpu::GpuError) -> BlochError {
 #[derive(Debug)]
 pub struct PropagateGpu {
     ctx: GpuContext,
-    pipeline: wgpu::ComputePipeline,
+    kernel: Kernel,
 }
 
 impl PropagateGpu {
     /// Compiles the kernel on `ctx`'s device.
     pub async fn new(ctx: &GpuContext) -> Result<Self, BlochError> {
-        let pipeline = ctx.compute_pipeline(SHADER, "main").await.map_err(gpu_err)?;
-        Ok(PropagateGpu { ctx: ctx.clone(), pipeline })
+        let kernel = Kernel::new(ctx, SHADER, "main").await.map_err(gpu_err)?;
+        Ok(PropagateGpu { ctx: ctx.clone(), kernel })
     }
 
     /// |ψ|² per item, per thickness of `plan`, per beam (f32 on the GPU, returned as f64).
@@ -175,28 +174,16 @@ impl PropagateGpu {
         // Amplitude mode writes no intensities (`write` stays 0): `out` is a placeholder binding.
         let out_len = if amplitudes { 0 } else { vec_len * n_steps };
         let read_len = if amplitudes { 2 * vec_len * n_steps } else { out_len };
-        let init =
-            |label: &str, contents: &[u8], usage: wgpu::BufferUsages| ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage });
-        let table = init("bloch items", bytemuck::cast_slice(&table), wgpu::BufferUsages::STORAGE);
-        let mats = init("bloch matrices", bytemuck::cast_slice(&mats), wgpu::BufferUsages::STORAGE);
-        let storage = |label: &str, bytes: u64, extra: wgpu::BufferUsages| {
-            ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: bytes.max(4), usage: wgpu::BufferUsages::STORAGE | extra, mapped_at_creation: false })
-        };
+        let (table, mats) = (ctx.storage_from("bloch items", &table), ctx.storage_from("bloch matrices", &mats));
+        let storage = |label: &str, bytes: u64, extra: wgpu::BufferUsages| ctx.storage(label, bytes.max(4), extra);
         let state_bytes = (vec_len * 8) as u64;
         let state = storage("bloch state", state_bytes, wgpu::BufferUsages::COPY_SRC);
         let out = storage("bloch intensities", (out_len.max(1) * 4) as u64, wgpu::BufferUsages::COPY_SRC);
-        let bytes = (read_len.max(1) * 4) as u64;
         // ψ after each thickness, gathered on the device so that one readback ends the run.
-        let gathered = amplitudes.then(|| storage("bloch amplitudes", bytes, wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC));
-        let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("bloch readback"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let gathered = amplitudes.then(|| storage("bloch amplitudes", (read_len * 4) as u64, wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC));
         let n_max = items.iter().map(|it| it.n as u64).max().unwrap_or(1);
         let per_dispatch = (LOOP_BUDGET / iterations_per_substep(n_max, u64::from(plan.terms))).max(1);
-        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bloch propagate") });
+        let mut encoder = ctx.encoder("bloch propagate");
         let mut first = true;
         for (k, &(h, substeps)) in plan.steps.iter().enumerate() {
             let mut left = u64::from(substeps);
@@ -214,31 +201,15 @@ impl PropagateGpu {
                     n_steps: n_steps as u32,
                 };
                 first = false;
-                let params = init("bloch params", bytemuck::bytes_of(&params), wgpu::BufferUsages::UNIFORM);
-                let bind = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("bloch propagate"),
-                    layout: &self.pipeline.get_bind_group_layout(0),
-                    entries: &[
-                        wgpu::BindGroupEntry { binding: 0, resource: params.as_entire_binding() },
-                        wgpu::BindGroupEntry { binding: 1, resource: table.as_entire_binding() },
-                        wgpu::BindGroupEntry { binding: 2, resource: mats.as_entire_binding() },
-                        wgpu::BindGroupEntry { binding: 3, resource: state.as_entire_binding() },
-                        wgpu::BindGroupEntry { binding: 4, resource: out.as_entire_binding() },
-                    ],
-                });
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("bloch propagate"), timestamp_writes: None });
-                pass.set_pipeline(&self.pipeline);
-                pass.set_bind_group(0, &bind, &[]);
-                let (x, y) = scatterlab_gpu::dispatch_grid(items.len() as u32);
-                pass.dispatch_workgroups(x, y, 1);
-                drop(pass);
+                let params = ctx.uniform_from("bloch params", &params);
+                let bind = self.kernel.bind(ctx, &[&params, &table, &mats, &state, &out]);
+                // One workgroup per item.
+                self.kernel.dispatch(&mut encoder, &bind, items.len() as u32).map_err(gpu_err)?;
                 if let (true, Some(gathered)) = (left == 0, &gathered) {
                     encoder.copy_buffer_to_buffer(&state, 0, gathered, k as u64 * state_bytes, state_bytes);
                 }
             }
         }
-        encoder.copy_buffer_to_buffer(gathered.as_ref().unwrap_or(&out), 0, &staging, 0, bytes);
-        ctx.submit_checked("bloch/propagate.wgsl dispatch", encoder.finish()).await.map_err(gpu_err)?;
-        scatterlab_gpu::read_buffer::<f32>(ctx, &staging, read_len).await.map_err(gpu_err)
+        ctx.submit_and_read::<f32>(encoder, "bloch/propagate.wgsl dispatch", gathered.as_ref().unwrap_or(&out), read_len).await.map_err(gpu_err)
     }
 }

@@ -11,8 +11,7 @@
 //! limits require.
 
 use num_complex::Complex64 as C64;
-use scatterlab_gpu::{wgpu, GpuContext};
-use wgpu::util::DeviceExt;
+use scatterlab_gpu::{wgpu, GpuContext, Kernel};
 
 use super::terms::{InterfaceTerms, LayerTerms};
 use super::{validate_beam, GeneralReflectivity, GeneralStack};
@@ -45,7 +44,7 @@ pub struct GeneralRequest<'a> {
 #[derive(Debug)]
 pub struct GeneralGpu {
     ctx: GpuContext,
-    pipeline: wgpu::ComputePipeline,
+    kernel: Kernel,
 }
 
 /// (hi, lo) of an f64: hi the nearest f32, lo the nearest f32 to the rest (~48 bits in all).
@@ -117,8 +116,8 @@ impl Tables {
 impl GeneralGpu {
     /// Compiles the kernel on `ctx`'s device (the df64 library prepended).
     pub async fn new(ctx: &GpuContext) -> Result<Self, ReflError> {
-        let pipeline = ctx.compute_pipeline(SHADER, "main").await?;
-        Ok(Self { ctx: ctx.clone(), pipeline })
+        let kernel = Kernel::new(ctx, SHADER, "main").await?;
+        Ok(Self { ctx: ctx.clone(), kernel })
     }
 
     /// The GPU context this pipeline runs on.
@@ -195,49 +194,17 @@ impl GeneralGpu {
             ctx.check_storage_size(what, bytes as u64)?;
         }
         ctx.check_storage_size("4×4 reflectivity output", out_bytes)?;
-        let storage =
-            |label: &str, contents: &[u8]| ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage: wgpu::BufferUsages::STORAGE });
         // n_points, the opaque 1.0 of the df64 library, and the loop counts 2 and 4 (opaque to the
         // shader compiler, so it does not unroll and duplicate the large loop bodies).
         let params: [u32; 4] = [n_points as u32, 1.0f32.to_bits(), 2, 4];
-        let params_buf = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("4x4 params"),
-            contents: bytemuck::cast_slice(&params),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
-        let stacks_buf = storage("4x4 stacks", bytemuck::cast_slice(&t.stacks));
-        let layers_buf = storage("4x4 layers", bytemuck::cast_slice(&t.layers));
-        let ifaces_buf = storage("4x4 interfaces", bytemuck::cast_slice(&t.ifaces));
-        let points_buf = storage("4x4 points", bytemuck::cast_slice(&t.points));
-        let out_buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("4x4 out"),
-            size: out_bytes,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let read_buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("4x4 readback"),
-            size: out_bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let entries: Vec<wgpu::BindGroupEntry<'_>> = [&params_buf, &stacks_buf, &layers_buf, &ifaces_buf, &points_buf, &out_buf]
-            .iter()
-            .enumerate()
-            .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
-            .collect();
-        let bind_group =
-            ctx.device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some("4x4 bind group"), layout: &self.pipeline.get_bind_group_layout(0), entries: &entries });
-        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("4x4") });
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("refl general df64"), timestamp_writes: None });
-            pass.set_pipeline(&self.pipeline);
-            pass.set_bind_group(0, &bind_group, &[]);
-            let (x, y) = scatterlab_gpu::dispatch_grid((n_points as u32).div_ceil(WORKGROUP_SIZE));
-            pass.dispatch_workgroups(x, y, 1);
-        }
-        encoder.copy_buffer_to_buffer(&out_buf, 0, &read_buf, 0, out_bytes);
-        ctx.submit_checked("refl/general_df64.wgsl dispatch", encoder.finish()).await?;
-        Ok(scatterlab_gpu::read_buffer(ctx, &read_buf, out_len).await?)
+        let params_buf = ctx.uniform_from("4x4 params", &params);
+        let stacks_buf = ctx.storage_from("4x4 stacks", &t.stacks);
+        let [layers_buf, ifaces_buf, points_buf] =
+            [("4x4 layers", &t.layers), ("4x4 interfaces", &t.ifaces), ("4x4 points", &t.points)].map(|(label, v)| ctx.storage_from(label, v));
+        let out_buf = ctx.storage("4x4 out", out_bytes, wgpu::BufferUsages::COPY_SRC);
+        let bind_group = self.kernel.bind(ctx, &[&params_buf, &stacks_buf, &layers_buf, &ifaces_buf, &points_buf, &out_buf]);
+        let mut encoder = ctx.encoder("4x4");
+        self.kernel.dispatch(&mut encoder, &bind_group, scatterlab_gpu::workgroups(n_points, WORKGROUP_SIZE))?;
+        Ok(ctx.submit_and_read(encoder, "refl/general_df64.wgsl dispatch", &out_buf, out_len).await?)
     }
 }

@@ -2,8 +2,7 @@
 //! (`colorize`, `color_wheel`), with the shared colormap table uploaded once.
 
 use bytemuck::{Pod, Zeroable};
-use scatterlab_gpu::{wgpu, GpuContext};
-use wgpu::util::DeviceExt;
+use scatterlab_gpu::{wgpu, GpuContext, Kernel};
 
 use crate::reduce::colormap::{Colormap, TABLE};
 use crate::reduce::display::Scale;
@@ -32,75 +31,40 @@ fn gpu_err(e: scatterlab_gpu::GpuError) -> ReduceError {
 #[derive(Debug)]
 pub struct DisplayGpu {
     ctx: GpuContext,
-    colorize: wgpu::ComputePipeline,
-    wheel: wgpu::ComputePipeline,
+    colorize: Kernel,
+    wheel: Kernel,
     table: wgpu::Buffer,
 }
 
 impl DisplayGpu {
     /// Compiles both entry points and uploads the colormap table.
     pub async fn new(ctx: &GpuContext) -> Result<Self, ReduceError> {
-        let colorize = ctx.compute_pipeline(SHADER, "colorize").await.map_err(gpu_err)?;
-        let wheel = ctx.compute_pipeline(SHADER, "wheel").await.map_err(gpu_err)?;
-        let table = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("colormaps"), contents: TABLE, usage: wgpu::BufferUsages::STORAGE });
+        let colorize = Kernel::new(ctx, SHADER, "colorize").await.map_err(gpu_err)?;
+        let wheel = Kernel::new(ctx, SHADER, "wheel").await.map_err(gpu_err)?;
+        let table = ctx.storage_from("colormaps", TABLE);
         Ok(DisplayGpu { ctx: ctx.clone(), colorize, wheel, table })
     }
 
     /// One dispatch; `b` empty = the `colorize` entry point (bindings 0, 1, 3, 4), else `wheel`
     /// (0, 1, 2, 4): each entry point's layout holds only the bindings it uses.
-    async fn run(&self, pipeline: &wgpu::ComputePipeline, params: Params, a: &[f32], b: &[f32]) -> Result<Vec<[u8; 4]>, ReduceError> {
+    async fn run(&self, kernel: &Kernel, params: Params, a: &[f32], b: &[f32]) -> Result<Vec<[u8; 4]>, ReduceError> {
         let ctx = &self.ctx;
         let n = a.len();
         if n == 0 {
             return Ok(Vec::new());
         }
         ctx.check_storage_size("display input", (n * 4) as u64).map_err(gpu_err)?;
-        let init = |label: &str, contents: &[u8], usage| ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage });
-        let params_buf = init("display params", bytemuck::bytes_of(&params), wgpu::BufferUsages::UNIFORM);
-        let a_buf = init("display a", bytemuck::cast_slice(a), wgpu::BufferUsages::STORAGE);
-        let b_buf = (!b.is_empty()).then(|| init("display b", bytemuck::cast_slice(b), wgpu::BufferUsages::STORAGE));
-        let bytes = (n * 4) as u64;
-        let out = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("display out"),
-            size: bytes,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("display readback"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let bind = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("display"),
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &match &b_buf {
-                None => [
-                    wgpu::BindGroupEntry { binding: 0, resource: params_buf.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 1, resource: a_buf.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 3, resource: self.table.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 4, resource: out.as_entire_binding() },
-                ],
-                Some(b_buf) => [
-                    wgpu::BindGroupEntry { binding: 0, resource: params_buf.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 1, resource: a_buf.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 2, resource: b_buf.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 4, resource: out.as_entire_binding() },
-                ],
-            },
-        });
-        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("display") });
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("display"), timestamp_writes: None });
-            pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, &bind, &[]);
-            let (x, y) = scatterlab_gpu::dispatch_grid((n as u32).div_ceil(64));
-            pass.dispatch_workgroups(x, y, 1);
-        }
-        encoder.copy_buffer_to_buffer(&out, 0, &staging, 0, bytes);
-        ctx.submit_checked("stem/display.wgsl dispatch", encoder.finish()).await.map_err(gpu_err)?;
-        let words: Vec<u32> = scatterlab_gpu::read_buffer(ctx, &staging, n).await.map_err(gpu_err)?;
+        let params_buf = ctx.uniform_from("display params", &params);
+        let a_buf = ctx.storage_from("display a", a);
+        let b_buf = (!b.is_empty()).then(|| ctx.storage_from("display b", b));
+        let out = ctx.storage("display out", (n * 4) as u64, wgpu::BufferUsages::COPY_SRC);
+        let bind = match &b_buf {
+            None => kernel.bind_at(ctx, &[(0, &params_buf), (1, &a_buf), (3, &self.table), (4, &out)]),
+            Some(b_buf) => kernel.bind_at(ctx, &[(0, &params_buf), (1, &a_buf), (2, b_buf), (4, &out)]),
+        };
+        let mut encoder = ctx.encoder("display");
+        kernel.dispatch(&mut encoder, &bind, scatterlab_gpu::workgroups(n, 64)).map_err(gpu_err)?;
+        let words: Vec<u32> = ctx.submit_and_read(encoder, "stem/display.wgsl dispatch", &out, n).await.map_err(gpu_err)?;
         Ok(words.iter().map(|w| w.to_le_bytes()).collect())
     }
 

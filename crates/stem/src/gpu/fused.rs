@@ -8,8 +8,7 @@
 //! [`FusedResult`] equals the CPU's.
 
 use bytemuck::{Pod, Zeroable};
-use scatterlab_gpu::{wgpu, GpuContext};
-use wgpu::util::DeviceExt;
+use scatterlab_gpu::{wgpu, GpuContext, Kernel};
 
 use crate::load::PixelSlice;
 use crate::reduce::{FusedResult, ReduceError, VirtualDetector};
@@ -61,24 +60,14 @@ pub(super) fn detector_labels(det: [usize; 2], detectors: &[VirtualDetector]) ->
 
 /// Copies `words` u32 of `buffer` back to the CPU.
 pub(super) async fn read_words(ctx: &GpuContext, buffer: &wgpu::Buffer, words: usize) -> Result<Vec<u32>, ReduceError> {
-    let bytes = (words * 4) as u64;
-    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("stem readback"),
-        size: bytes.max(4),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("stem readback") });
-    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
-    ctx.submit_checked("stem readback", encoder.finish()).await.map_err(gpu_err)?;
-    scatterlab_gpu::read_buffer::<u32>(ctx, &staging, words).await.map_err(gpu_err)
+    ctx.read_back("stem readback", buffer, words).await.map_err(gpu_err)
 }
 
 /// A fused pass on the GPU over `n_frames` frames of one detector.
 #[derive(Debug)]
 pub struct FusedPassGpu {
     ctx: GpuContext,
-    pipeline: wgpu::ComputePipeline,
+    kernel: Kernel,
     det: [usize; 2],
     n_frames: usize,
     names: Vec<String>,
@@ -103,26 +92,19 @@ impl FusedPassGpu {
         for (what, bytes) in [("per-frame products", per_frame_bytes), ("sum pattern", (px * 8) as u64), ("detector labels", (px * 4) as u64)] {
             ctx.check_storage_size(what, bytes).map_err(gpu_err)?;
         }
-        let pipeline = ctx.compute_pipeline(SHADER, "main").await.map_err(gpu_err)?;
-        let zeroed = |label: &str, bytes: u64, extra: wgpu::BufferUsages| {
-            ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: bytes.max(4), usage: wgpu::BufferUsages::STORAGE | extra, mapped_at_creation: false })
-        };
-        let labels = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("stem labels"),
-            contents: bytemuck::cast_slice(&labels),
-            usage: wgpu::BufferUsages::STORAGE,
-        });
+        let kernel = Kernel::new(ctx, SHADER, "main").await.map_err(gpu_err)?;
+        let zeroed = |label: &str, bytes: u64| ctx.storage(label, bytes.max(4), wgpu::BufferUsages::COPY_SRC);
         Ok(FusedPassGpu {
             ctx: ctx.clone(),
-            pipeline,
+            kernel,
             det,
             n_frames,
             names: detectors.iter().map(|d| d.name.clone()).collect(),
             n_pixels,
-            labels,
-            per_frame: zeroed("stem per-frame", per_frame_bytes, wgpu::BufferUsages::COPY_SRC),
-            sum_dp: zeroed("stem sum_dp", (px * 8) as u64, wgpu::BufferUsages::COPY_SRC),
-            max_dp: zeroed("stem max_dp", (px * 4) as u64, wgpu::BufferUsages::COPY_SRC),
+            labels: ctx.storage_from("stem labels", &labels),
+            per_frame: zeroed("stem per-frame", per_frame_bytes),
+            sum_dp: zeroed("stem sum_dp", (px * 8) as u64),
+            max_dp: zeroed("stem max_dp", (px * 4) as u64),
             frames_done: 0,
         })
     }
@@ -183,36 +165,11 @@ impl FusedPassGpu {
             first_frame: first as u32,
             flags: 0,
         };
-        let params_buf = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("stem params"),
-            contents: bytemuck::bytes_of(&params),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
-        let frames_buf = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("stem frames"),
-            contents: bytemuck::cast_slice(&words),
-            usage: wgpu::BufferUsages::STORAGE,
-        });
-        let bind = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("stem fused"),
-            layout: &self.pipeline.get_bind_group_layout(0),
-            entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: params_buf.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: frames_buf.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 2, resource: self.labels.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 3, resource: self.per_frame.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 4, resource: self.sum_dp.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 5, resource: self.max_dp.as_entire_binding() },
-            ],
-        });
-        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("stem fused") });
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("stem fused"), timestamp_writes: None });
-            pass.set_pipeline(&self.pipeline);
-            pass.set_bind_group(0, &bind, &[]);
-            let (x, y) = scatterlab_gpu::dispatch_grid(n as u32);
-            pass.dispatch_workgroups(x, y, 1);
-        }
+        let (params_buf, frames_buf) = (ctx.uniform_from("stem params", &params), ctx.storage_from("stem frames", &words));
+        let bind = self.kernel.bind(ctx, &[&params_buf, &frames_buf, &self.labels, &self.per_frame, &self.sum_dp, &self.max_dp]);
+        let mut encoder = ctx.encoder("stem fused");
+        // One workgroup per frame.
+        self.kernel.dispatch(&mut encoder, &bind, n as u32).map_err(gpu_err)?;
         ctx.submit_checked("stem/fused.wgsl dispatch", encoder.finish()).await.map_err(gpu_err)?;
         self.frames_done += n;
         Ok(())

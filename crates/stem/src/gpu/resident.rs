@@ -8,8 +8,7 @@
 //! any acquisition that fits the device's memory can be resident. Uploads may come in any
 //! batches (progressive loading), each frame written once.
 
-use scatterlab_gpu::{wgpu, GpuContext};
-use wgpu::util::DeviceExt;
+use scatterlab_gpu::{wgpu, GpuContext, Kernel};
 
 use super::fused::{detector_labels, gpu_err, read_words, Params, FIXED, SHADER};
 use crate::load::PixelSlice;
@@ -27,7 +26,7 @@ struct Slab {
 #[derive(Debug)]
 pub struct ResidentGpu {
     ctx: GpuContext,
-    pipeline: wgpu::ComputePipeline,
+    kernel: Kernel,
     det: [usize; 2],
     n_frames: usize,
     /// Two 16-bit values per word (u8/u16 data) or one u32 per word.
@@ -56,24 +55,17 @@ impl ResidentGpu {
         if per_slab == 0 {
             return Err(ReduceError::new("resident GPU data", format!("one frame ({frame_bytes} bytes) exceeds the adapter's storage buffer limit ({cap} bytes)")));
         }
-        let pipeline = ctx.compute_pipeline(SHADER, "main").await.map_err(gpu_err)?;
+        let kernel = Kernel::new(ctx, SHADER, "main").await.map_err(gpu_err)?;
         let mut slabs = Vec::new();
         let mut first = 0;
         while first < n_frames {
             let n = per_slab.min(n_frames - first);
-            let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("stem resident frames"),
-                size: n as u64 * frame_bytes,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
+            let buffer = ctx.storage("stem resident frames", n as u64 * frame_bytes, wgpu::BufferUsages::COPY_DST);
             slabs.push(Slab { first, n, buffer });
             first += n;
         }
-        let unused = [0, 1].map(|_| {
-            ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("stem unused patterns"), size: 8, usage: wgpu::BufferUsages::STORAGE, mapped_at_creation: false })
-        });
-        Ok(ResidentGpu { ctx: ctx.clone(), pipeline, det, n_frames, packed: !wide, words_per_frame, slabs, unused })
+        let unused = [0, 1].map(|_| ctx.storage("stem unused patterns", 8, wgpu::BufferUsages::empty()));
+        Ok(ResidentGpu { ctx: ctx.clone(), kernel, det, n_frames, packed: !wide, words_per_frame, slabs, unused })
     }
 
     /// Frames this holds.
@@ -126,18 +118,9 @@ impl ResidentGpu {
         let stride = (FIXED + detectors.len()) * 2;
         let out_bytes = (self.n_frames * stride * 4) as u64;
         ctx.check_storage_size("per-frame products", out_bytes).map_err(gpu_err)?;
-        let labels = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("stem labels"),
-            contents: bytemuck::cast_slice(&labels),
-            usage: wgpu::BufferUsages::STORAGE,
-        });
-        let out = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("stem per-frame"),
-            size: out_bytes.max(4),
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("stem resident detectors") });
+        let labels = ctx.storage_from("stem labels", &labels);
+        let out = ctx.storage("stem per-frame", out_bytes.max(4), wgpu::BufferUsages::COPY_SRC);
+        let mut encoder = ctx.encoder("stem resident detectors");
         let mut keep = Vec::new();
         for slab in &self.slabs {
             let params = Params {
@@ -150,30 +133,10 @@ impl ResidentGpu {
                 first_frame: slab.first as u32,
                 flags: 1,
             };
-            let params = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("stem params"),
-                contents: bytemuck::bytes_of(&params),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
-            let bind = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("stem resident"),
-                layout: &self.pipeline.get_bind_group_layout(0),
-                entries: &[
-                    wgpu::BindGroupEntry { binding: 0, resource: params.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 1, resource: slab.buffer.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 2, resource: labels.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 3, resource: out.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 4, resource: self.unused[0].as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 5, resource: self.unused[1].as_entire_binding() },
-                ],
-            });
-            {
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("stem resident"), timestamp_writes: None });
-                pass.set_pipeline(&self.pipeline);
-                pass.set_bind_group(0, &bind, &[]);
-                let (x, y) = scatterlab_gpu::dispatch_grid(slab.n as u32);
-                pass.dispatch_workgroups(x, y, 1);
-            }
+            let params = ctx.uniform_from("stem params", &params);
+            let bind = self.kernel.bind(ctx, &[&params, &slab.buffer, &labels, &out, &self.unused[0], &self.unused[1]]);
+            // One workgroup per frame of the slab.
+            self.kernel.dispatch(&mut encoder, &bind, slab.n as u32).map_err(gpu_err)?;
             keep.push((params, bind));
         }
         ctx.submit_checked("stem/fused.wgsl resident dispatch", encoder.finish()).await.map_err(gpu_err)?;

@@ -20,10 +20,13 @@ use web_time::Instant;
 
 use super::{SsbDevice, SsbInputs, SsbResult};
 use crate::compute_job::{self, Job, JobPoll};
+use crate::gpu_engine::WorkspaceGpu;
 use crate::GpuSupport;
 
+#[derive(Default)]
 enum Kernels {
     /// Not compiled yet (nobody picked the GPU).
+    #[default]
     Idle,
     Compiling(Job<Result<SsbGpu, String>>),
     Ready(Arc<SsbGpu>),
@@ -40,26 +43,17 @@ struct Pending {
 
 /// The GPU side of the SSB page: the device (or why there is none), its compiled kernels and
 /// the reconstruction in flight.
+#[derive(Default)]
 pub struct SsbGpuSide {
-    ctx: Result<GpuContext, String>,
+    gpu: WorkspaceGpu,
     kernels: Kernels,
     pending: Option<Pending>,
-}
-
-impl Default for SsbGpuSide {
-    fn default() -> Self {
-        Self::new(&GpuSupport::Unavailable("no GPU was given to the 4D-STEM workspace".into()))
-    }
 }
 
 impl SsbGpuSide {
     /// The GPU of `support` (nothing compiled until it is picked).
     pub fn new(support: &GpuSupport) -> Self {
-        let ctx = match support {
-            GpuSupport::Available(c) => Ok((**c).clone()),
-            GpuSupport::Unavailable(why) => Err(why.clone()),
-        };
-        Self { ctx, kernels: Kernels::Idle, pending: None }
+        Self { gpu: WorkspaceGpu::new(support), ..Self::default() }
     }
 
     /// The same device and compiled kernels, nothing in flight (new data).
@@ -68,17 +62,17 @@ impl SsbGpuSide {
             Kernels::Ready(gpu) => Kernels::Ready(gpu.clone()),
             _ => Kernels::Idle,
         };
-        Self { ctx: self.ctx.clone(), kernels, pending: None }
+        Self { gpu: self.gpu.clone(), kernels, pending: None }
     }
 
     /// Why the GPU cannot run SSB at all, if it cannot.
     pub fn unavailable(&self) -> Option<&str> {
-        self.ctx.as_ref().err().map(String::as_str)
+        self.gpu.unavailable()
     }
 
     /// The adapter, in words (for the page and the export's record).
     pub fn adapter(&self) -> Option<String> {
-        self.ctx.as_ref().ok().map(GpuContext::describe)
+        self.gpu.context().ok().map(GpuContext::describe)
     }
 
     /// The compiled kernels, once ready (the native fit evaluates its losses on them).
@@ -92,7 +86,7 @@ impl SsbGpuSide {
     /// What the GPU side is doing, for the page; `None` before the GPU is first used and when
     /// it is ready and idle.
     pub fn status(&self) -> Option<String> {
-        match (&self.ctx, &self.kernels) {
+        match (self.gpu.context(), &self.kernels) {
             (Err(why), _) => Some(format!("GPU unavailable: {why}")),
             (_, Kernels::Idle) => None,
             (_, Kernels::Compiling(_)) => Some("GPU: compiling the SSB kernels…".into()),
@@ -111,7 +105,7 @@ impl SsbGpuSide {
         let failed = |why: String| SsbResult { scan: stack.scan, inputs: inputs.clone(), aberrations, phase: Err(why), elapsed: Duration::ZERO, device: SsbDevice::Gpu };
         match &self.kernels {
             Kernels::Idle => {
-                let ctx = match &self.ctx {
+                let ctx = match self.gpu.context() {
                     Ok(c) => c.clone(),
                     Err(why) => return finished.or_else(|| Some(failed(format!("GPU SSB: no GPU ({why})")))),
                 };
@@ -142,12 +136,7 @@ impl SsbGpuSide {
     }
 
     fn take_finished(&mut self) -> Option<SsbResult> {
-        let p = self.pending.as_ref()?;
-        let result = match p.job.poll() {
-            JobPoll::Pending => return None,
-            JobPoll::Done(r) => r,
-            JobPoll::Lost => Err("GPU SSB: the reconstruction stopped without a result".into()),
-        };
+        let result = self.pending.as_ref()?.job.outcome("GPU SSB: the reconstruction stopped without a result")?;
         let p = self.pending.take()?;
         let (phase, elapsed) = match result {
             Ok((phase, dt)) => (Ok(phase), dt),

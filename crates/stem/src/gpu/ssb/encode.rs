@@ -3,8 +3,7 @@
 //! stack of images as row then column passes over the [`AxisPlan`]s.
 
 use bytemuck::{Pod, Zeroable};
-use scatterlab_gpu::{wgpu, GpuContext};
-use wgpu::util::DeviceExt;
+use scatterlab_gpu::{wgpu, GpuContext, GpuError, Kernel};
 
 use super::plan::AxisPlan;
 use super::ssb_err;
@@ -14,7 +13,7 @@ pub(super) const FFT_SHADER: &str = "stem/ssb_fft.wgsl";
 pub(super) const ACC_SHADER: &str = "stem/ssb_accumulate.wgsl";
 pub(super) const OBJ_SHADER: &str = "stem/ssb_objective.wgsl";
 /// Threads per workgroup of every SSB kernel (`WG` in the shaders).
-const WG: u64 = 256;
+const WG: u32 = 256;
 
 /// `Params` of `ssb_fft.wgsl`.
 #[repr(C)]
@@ -54,19 +53,19 @@ pub(super) struct AccParams {
 /// The compiled kernels.
 #[derive(Debug)]
 pub(super) struct Kernels {
-    pub stockham: wgpu::ComputePipeline,
-    pub chirp_in: wgpu::ComputePipeline,
-    pub multiply: wgpu::ComputePipeline,
-    pub chirp_out: wgpu::ComputePipeline,
-    pub accumulate: wgpu::ComputePipeline,
-    pub scale: wgpu::ComputePipeline,
-    pub corrected: wgpu::ComputePipeline,
-    pub moments: wgpu::ComputePipeline,
+    pub stockham: Kernel,
+    pub chirp_in: Kernel,
+    pub multiply: Kernel,
+    pub chirp_out: Kernel,
+    pub accumulate: Kernel,
+    pub scale: Kernel,
+    pub corrected: Kernel,
+    pub moments: Kernel,
 }
 
 impl Kernels {
     pub(super) async fn new(ctx: &GpuContext) -> Result<Self, ReduceError> {
-        let p = |s, e| async move { ctx.compute_pipeline(s, e).await.map_err(ssb_err) };
+        let p = |s, e| async move { Kernel::new(ctx, s, e).await.map_err(ssb_err) };
         Ok(Kernels {
             stockham: p(FFT_SHADER, "stockham").await?,
             chirp_in: p(FFT_SHADER, "chirp_in").await?,
@@ -100,6 +99,20 @@ impl Lines {
         }
     }
 
+    /// The kernel parameters every pass over these lines shares, for transforms of length `n`.
+    fn params(&self, n: usize, inverse: bool) -> FftParams {
+        FftParams {
+            n: n as u32,
+            n_lines: self.n_lines as u32,
+            lines_per_image: self.lines_per_image as u32,
+            line_step: self.line_step as u32,
+            image_stride: self.image_stride as u32,
+            elem_stride: self.elem_stride as u32,
+            inverse: u32::from(inverse),
+            ..Default::default()
+        }
+    }
+
     /// `n_lines` contiguous lines of length `m` (Bluestein's scratch).
     fn contiguous(n_lines: usize, m: usize) -> Self {
         Lines { n_lines, lines_per_image: n_lines.max(1), line_step: m, image_stride: 0, elem_stride: 1 }
@@ -127,29 +140,25 @@ pub(super) struct Encoder<'a> {
     pub kernels: &'a Kernels,
     pub encoder: wgpu::CommandEncoder,
     keep: Vec<(wgpu::Buffer, wgpu::BindGroup)>,
+    /// The first dispatch the device refused (a grid beyond its limits): reported by `submit`,
+    /// so that the FFT's many dispatches encode without a `Result` each.
+    refused: Option<GpuError>,
 }
 
 impl<'a> Encoder<'a> {
     pub(super) fn new(ctx: &'a GpuContext, kernels: &'a Kernels, label: &str) -> Self {
-        let encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
-        Encoder { ctx, kernels, encoder, keep: Vec::new() }
+        Encoder { ctx, kernels, encoder: ctx.encoder(label), keep: Vec::new(), refused: None }
     }
 
-    /// One dispatch of `pipeline` over `threads` threads with `params` at binding 0 and `buffers`
+    /// One dispatch of `kernel` over `threads` threads with `params` at binding 0 and `buffers`
     /// at their bindings.
-    pub(super) fn dispatch(&mut self, pipeline: &wgpu::ComputePipeline, params: &[u8], buffers: &[(u32, &wgpu::Buffer)], threads: usize) {
-        let device = &self.ctx.device;
-        let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("ssb params"), contents: params, usage: wgpu::BufferUsages::UNIFORM });
-        let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() }];
-        entries.extend(buffers.iter().map(|(b, buf)| wgpu::BindGroupEntry { binding: *b, resource: buf.as_entire_binding() }));
-        let bind = device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some("ssb"), layout: &pipeline.get_bind_group_layout(0), entries: &entries });
-        {
-            let mut pass = self.encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("ssb"), timestamp_writes: None });
-            pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, &bind, &[]);
-            let groups = u32::try_from((threads as u64).div_ceil(WG)).unwrap_or(u32::MAX);
-            let (x, y) = scatterlab_gpu::dispatch_grid(groups);
-            pass.dispatch_workgroups(x, y, 1);
+    pub(super) fn dispatch<P: bytemuck::Pod>(&mut self, kernel: &Kernel, params: &P, buffers: &[(u32, &wgpu::Buffer)], threads: usize) {
+        let uniform = self.ctx.uniform_from("ssb params", params);
+        let mut entries = vec![(0, &uniform)];
+        entries.extend_from_slice(buffers);
+        let bind = kernel.bind_at(self.ctx, &entries);
+        if let Err(e) = kernel.dispatch(&mut self.encoder, &bind, scatterlab_gpu::workgroups(threads, WG)) {
+            self.refused.get_or_insert(e);
         }
         self.keep.push((uniform, bind));
     }
@@ -158,20 +167,9 @@ impl<'a> Encoder<'a> {
     fn stockham(&mut self, n: usize, twiddles: &wgpu::Buffer, lines: Lines, data: [&wgpu::Buffer; 2], cur: &mut usize, inverse: bool) {
         let mut ns = 1;
         while ns < n {
-            let p = FftParams {
-                n: n as u32,
-                ns: ns as u32,
-                n_lines: lines.n_lines as u32,
-                lines_per_image: lines.lines_per_image as u32,
-                line_step: lines.line_step as u32,
-                image_stride: lines.image_stride as u32,
-                elem_stride: lines.elem_stride as u32,
-                inverse: u32::from(inverse),
-                tw_len: (n / 2) as u32,
-                ..Default::default()
-            };
-            let pipeline = &self.kernels.stockham;
-            self.dispatch(pipeline, bytemuck::bytes_of(&p), &[(1, data[*cur]), (2, data[1 - *cur]), (3, twiddles)], lines.n_lines * n / 2);
+            let p = FftParams { ns: ns as u32, tw_len: (n / 2) as u32, ..lines.params(n, inverse) };
+            let kernel = &self.kernels.stockham;
+            self.dispatch(kernel, &p, &[(1, data[*cur]), (2, data[1 - *cur]), (3, twiddles)], lines.n_lines * n / 2);
             *cur = 1 - *cur;
             ns *= 2;
         }
@@ -184,26 +182,16 @@ impl<'a> Encoder<'a> {
         match plan {
             AxisPlan::Radix2 { n, twiddles } => self.stockham(*n, twiddles, lines, data, &mut w.cur, inverse),
             AxisPlan::Bluestein { n, m, twiddles, chirp, filter } => {
-                let p = FftParams {
-                    n: *n as u32,
-                    n_lines: lines.n_lines as u32,
-                    lines_per_image: lines.lines_per_image as u32,
-                    line_step: lines.line_step as u32,
-                    image_stride: lines.image_stride as u32,
-                    elem_stride: lines.elem_stride as u32,
-                    inverse: u32::from(inverse),
-                    m: *m as u32,
-                    ..Default::default()
-                };
+                let p = FftParams { m: *m as u32, ..lines.params(*n, inverse) };
                 let (ci, mu, co) = (&self.kernels.chirp_in, &self.kernels.multiply, &self.kernels.chirp_out);
-                self.dispatch(ci, bytemuck::bytes_of(&p), &[(1, data[w.cur]), (2, scratch[0]), (3, chirp)], lines.n_lines * m);
+                self.dispatch(ci, &p, &[(1, data[w.cur]), (2, scratch[0]), (3, chirp)], lines.n_lines * m);
                 let mut s = 0;
                 let inner = Lines::contiguous(lines.n_lines, *m);
                 self.stockham(*m, twiddles, inner, scratch, &mut s, false);
-                self.dispatch(mu, bytemuck::bytes_of(&p), &[(1, scratch[s]), (2, scratch[1 - s]), (3, &filter[usize::from(inverse)])], lines.n_lines * m);
+                self.dispatch(mu, &p, &[(1, scratch[s]), (2, scratch[1 - s]), (3, &filter[usize::from(inverse)])], lines.n_lines * m);
                 s = 1 - s;
                 self.stockham(*m, twiddles, inner, scratch, &mut s, true);
-                self.dispatch(co, bytemuck::bytes_of(&p), &[(1, scratch[s]), (2, data[w.cur]), (3, chirp)], lines.n_lines * n);
+                self.dispatch(co, &p, &[(1, scratch[s]), (2, data[w.cur]), (3, chirp)], lines.n_lines * n);
             }
         }
     }
@@ -216,7 +204,10 @@ impl<'a> Encoder<'a> {
 
     /// Submits everything encoded (validation errors become the SSB's typed error).
     pub(super) async fn submit(self, operation: &str) -> Result<(), ReduceError> {
-        let Encoder { ctx, encoder, keep, .. } = self;
+        let Encoder { ctx, encoder, keep, refused, .. } = self;
+        if let Some(e) = refused {
+            return Err(ssb_err(e));
+        }
         ctx.submit_checked(operation, encoder.finish()).await.map_err(ssb_err)?;
         drop(keep);
         Ok(())

@@ -83,12 +83,7 @@ impl SsbGpu {
     }
 
     fn buffer(&self, label: &str, values: usize, extra: wgpu::BufferUsages) -> wgpu::Buffer {
-        self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size: (values.max(1) * 8) as u64,
-            usage: wgpu::BufferUsages::STORAGE | extra,
-            mapped_at_creation: false,
-        })
+        self.ctx.storage(label, (values.max(1) * 8) as u64, extra)
     }
 
     /// Plans for both scan axes, and how many images of the scan one batch of buffers holds.
@@ -115,17 +110,7 @@ impl SsbGpu {
 
     /// Copies `values` complex values of `buffer` back.
     async fn read(&self, buffer: &wgpu::Buffer, values: usize) -> Result<Vec<Complex32>, ReduceError> {
-        let bytes = (values * 8) as u64;
-        let staging = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("ssb readback"),
-            size: bytes.max(8),
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder = self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("ssb readback") });
-        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
-        self.ctx.submit_checked("ssb readback", encoder.finish()).await.map_err(ssb_err)?;
-        let v: Vec<C32> = scatterlab_gpu::read_buffer(&self.ctx, &staging, values).await.map_err(ssb_err)?;
+        let v: Vec<C32> = self.ctx.read_back("ssb readback", buffer, values).await.map_err(ssb_err)?;
         Ok(v.into_iter().map(|[re, im]| Complex32::new(re, im)).collect())
     }
 
@@ -180,15 +165,9 @@ impl SsbGpu {
         }
         let (plans, batch, scratch) = self.plans(scan, nb)?;
         let ctx = &self.ctx;
-        let init = |label: &str, v: &[C32]| {
-            wgpu::util::DeviceExt::create_buffer_init(
-                &ctx.device,
-                &wgpu::util::BufferInitDescriptor { label: Some(label), contents: bytemuck::cast_slice(v), usage: wgpu::BufferUsages::STORAGE },
-            )
-        };
         let kvec: Vec<C32> = stack.pixels.k.iter().map(|&[r, c]| [r as f32, c as f32]).collect();
         let nu: Vec<C32> = scan_frequencies(scan, step_a, rotation_deg).iter().map(|&[r, c]| [r as f32, c as f32]).collect();
-        let (kvec, nu) = (init("ssb k", &kvec), init("ssb nu", &nu));
+        let (kvec, nu) = (ctx.storage_from("ssb k", &kvec), ctx.storage_from("ssb nu", &nu));
         let data = [0, 1].map(|_| self.buffer("ssb scan spectra", batch * n, wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC));
         let scratch = [0, 1].map(|_| self.buffer("ssb fft scratch", batch * scratch, wgpu::BufferUsages::empty()));
         let sum = self.buffer("ssb spectrum", n, wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST);
@@ -208,7 +187,7 @@ impl SsbGpu {
             enc.fft2(&plans, b, scan, &mut w, false);
             params.n_batch = b as u32;
             params.first = first as u32;
-            enc.dispatch(&self.kernels.accumulate, bytemuck::bytes_of(&params), &[(1, w.current()), (2, &kvec), (3, &nu), (4, &sum)], n);
+            enc.dispatch(&self.kernels.accumulate, &params, &[(1, w.current()), (2, &kvec), (3, &nu), (4, &sum)], n);
             enc.submit("stem/ssb_accumulate.wgsl dispatch").await?;
             first += b;
         }
@@ -217,7 +196,7 @@ impl SsbGpu {
         let mut w = Work { data, cur: 0, scratch };
         enc.fft2(&plans, 1, scan, &mut w, true);
         params.factor = (1.0 / (nb as f64 * n as f64)) as f32;
-        enc.dispatch(&self.kernels.scale, bytemuck::bytes_of(&params), &[(4, w.current())], n);
+        enc.dispatch(&self.kernels.scale, &params, &[(4, w.current())], n);
         enc.submit("stem/ssb_accumulate.wgsl scale").await?;
         self.read(w.current(), n).await
     }

@@ -9,7 +9,6 @@
 use bytemuck::{Pod, Zeroable};
 use scatterlab_core::CancelToken;
 use scatterlab_gpu::wgpu;
-use wgpu::util::DeviceExt;
 
 use super::encode::{Encoder, Work};
 use super::plan::AxisPlan;
@@ -69,9 +68,6 @@ impl<'a> PhaseVarianceGpu<'a> {
         let ctx = &gpu.ctx;
         let n = grid[0] * grid[1];
         ctx.check_storage_size("SSB fit spectra", (spectra.len() * 8) as u64).map_err(super::ssb_err)?;
-        let init = |label: &str, bytes: &[u8]| {
-            ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: bytes, usage: wgpu::BufferUsages::STORAGE })
-        };
         let g: Vec<[f32; 2]> = spectra.iter().map(|z| [z.re as f32, z.im as f32]).collect();
         let px: Vec<[f32; 4]> = k.iter().zip(a).map(|(k, &a)| [k[0] as f32, k[1] as f32, a as f32, 0.0]).collect();
         let f: Vec<f32> = fr.iter().chain(fc).map(|&v| v as f32).collect();
@@ -94,9 +90,9 @@ impl<'a> PhaseVarianceGpu<'a> {
             n_pix: px.len(),
             base,
             wavelength_a: optics.wavelength_a,
-            spectra: init("ssb fit spectra", bytemuck::cast_slice(&g)),
-            pixels: init("ssb fit pixels", bytemuck::cast_slice(&px)),
-            freqs: init("ssb fit frequencies", bytemuck::cast_slice(&f)),
+            spectra: ctx.storage_from("ssb fit spectra", &g),
+            pixels: ctx.storage_from("ssb fit pixels", &px),
+            freqs: ctx.storage_from("ssb fit frequencies", &f),
             work: None,
         })
     }
@@ -128,11 +124,7 @@ impl<'a> PhaseVarianceGpu<'a> {
         let bc = np.min(fits);
         let tc = (fits / bc).clamp(1, trials.len());
         let td: Vec<[f32; 8]> = trials.iter().map(|t| self.trial_data(t)).collect();
-        let td = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("ssb fit trials"),
-            contents: bytemuck::cast_slice(&td),
-            usage: wgpu::BufferUsages::STORAGE,
-        });
+        let td = ctx.storage_from("ssb fit trials", &td);
         if self.work.as_ref().is_none_or(|w| w.shape != (tc, bc)) {
             // Drop the old set first: both together might not fit the device.
             self.work = None;
@@ -162,9 +154,9 @@ impl<'a> PhaseVarianceGpu<'a> {
                 let mut w = Work { data: [&data[0], &data[1]], cur: 0, scratch: [&scratch[0], &scratch[1]] };
                 let mut enc = Encoder::new(ctx, k, "ssb fit chunk");
                 let bufs = [(1, &self.spectra), (2, &self.pixels), (3, &self.freqs), (4, &td), (5, w.current())];
-                enc.dispatch(&k.corrected, bytemuck::bytes_of(&p), &bufs, nt * npc * n);
+                enc.dispatch(&k.corrected, &p, &bufs, nt * npc * n);
                 enc.fft2(&self.plans, nt * npc, self.grid, &mut w, true);
-                enc.dispatch(&k.moments, bytemuck::bytes_of(&p), &[(1, w.current()), (5, acc)], nt * n);
+                enc.dispatch(&k.moments, &p, &[(1, w.current()), (5, acc)], nt * n);
                 enc.submit("stem/ssb_objective.wgsl dispatch").await?;
             }
             let sums = gpu.read(acc, nt * n).await?;

@@ -10,7 +10,6 @@
 use num_complex::Complex64;
 use rustfft::FftPlanner;
 use scatterlab_gpu::{wgpu, GpuContext};
-use wgpu::util::DeviceExt;
 
 use crate::reduce::ReduceError;
 
@@ -48,7 +47,7 @@ fn table(ctx: &GpuContext, label: &str, values: impl Iterator<Item = Complex64>)
         // A zero-sized binding is invalid; length-1 transforms never read it.
         v.push([1.0, 0.0]);
     }
-    ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: bytemuck::cast_slice(&v), usage: wgpu::BufferUsages::STORAGE })
+    ctx.storage_from(label, &v)
 }
 
 /// `exp(−2πi j/n)` for j < n/2.
