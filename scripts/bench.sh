@@ -21,10 +21,11 @@ peer_venv "$p4venv" =3.11 "py4DSTEM hdf5plugin" "numpy<2" py4dstem hdf5plugin ||
 log=$(mktemp); trap 'rm -f "$log"; peer_summary' EXIT
 cargo run --release -q -p scatterlab-benches --bin refl_bench | tee "$log"
 # The general 4×4 method on a tilted biaxial 100-layer stack vs refloxide general_reflectivity.
-cargo run --release -q -p scatterlab-benches --bin refl_general_bench || echo "bench: 4×4 benchmark failed"
-# The same CPU engine as wasm in headless Chromium; refl_bench's last JSON line gives the ratio.
+cargo run --release -q -p scatterlab-benches --bin refl_general_bench | tee -a "$log" || echo "bench: 4×4 benchmark failed"
+# The same CPU engines (recursion and 4×4) as wasm in headless Chromium; refl_bench's and
+# refl_general_bench's last JSON lines give the wasm/native ratios, printed per run.
 if [ -f dist/pkg/scatterlab_web.js ]; then
-  node benches/web/refl_wasm.mjs "$(grep '^{"native_cpu"' "$log" | tail -1)" || echo "bench: wasm benchmark failed"
+  node benches/web/refl_wasm.mjs "$(grep '^{"native_cpu"' "$log" | tail -1)" "$(grep '^{"native_general"' "$log" | tail -1)" || echo "bench: wasm benchmark failed"
 else
   echo "bench: no dist/pkg; run scripts/build-web.sh, then scripts/bench.sh again for wasm vs native"
 fi

@@ -1,20 +1,26 @@
 #!/usr/bin/env node
 // The CPU f64 reflectivity engine as wasm in headless Chromium, on refloxide's shape (N = 1 and
-// 10,000 slabs), so scripts/bench.sh can set it beside refl_bench's native CPU column.
-//   node benches/web/refl_wasm.mjs ['{"native_cpu": {"1": s, "10000": s}}']
+// 10,000 slabs), so scripts/bench.sh can set it beside refl_bench's native CPU column; then the
+// general 4×4 method on refl_general_bench's tilted biaxial stack (smooth and rough).
+//   node benches/web/refl_wasm.mjs ['{"native_cpu": {"1": s, "10000": s}}'] ['{"native_general": {...}}']
 // Needs dist/pkg (scripts/build-web.sh), or SCATTERLAB_BENCH_PKG=<folder under the repository
 // root> for another wasm-bindgen output (a before/after comparison). Prints a table, then one
-// JSON line {"wasm_cpu": {N: s}}; given refl_bench's native JSON line, the table also shows native seconds and wasm/native.
+// JSON line {"wasm_cpu": {N: s}, "wasm_general": {variant: s}}; given refl_bench's and
+// refl_general_bench's native JSON lines, the tables also show native seconds and wasm/native
+// (goals: recursion at 10,000 slabs ≤ 2×, 4×4 ≤ 2.5×), and the 4×4 checksums are compared.
 import { CHROMIUM_BASE_ARGS, launchBrowser, startServer } from "../../tests/e2e/harness.mjs";
 
 const SIZES = [1, 10_000];
 const REPS = 5;
 const native = process.argv[2] ? JSON.parse(process.argv[2]).native_cpu : null;
+const nativeGeneral = process.argv[3] ? JSON.parse(process.argv[3]).native_general : null;
+const GENERAL_VARIANTS = ["smooth", "rough"];
 
 const server = await startServer();
 // The e2e flags without WebGPU: the CPU engine needs no adapter, and no SwiftShader competing for the cores.
 const browser = await launchBrowser(CHROMIUM_BASE_ARGS);
 const wasm = {};
+const wasmGeneral = {};
 try {
   const page = await browser.context.newPage();
   browser.watch(page, "refl_wasm");
@@ -34,12 +40,36 @@ try {
     row(n, r.seconds.toExponential(3), (r.seconds / steps * 1e6).toFixed(4), r.inner,
         ...(native ? [nat ? nat.toExponential(3) : "-", nat ? `${(r.seconds / nat).toFixed(2)}x` : "-"] : []));
   }
+  console.log("general 4×4, refl_general_bench's stack: 250 eV, 256 q, vacuum | 100 tilted biaxial slabs | Si");
+  row("variant", "wasm s", "µs/step", "calls/run", ...(nativeGeneral ? ["native s", "wasm/native", "Δchecksum"] : []));
+  for (const variant of GENERAL_VARIANTS) {
+    const r = await page.evaluate(([v, reps]) => window.reflGeneralBench(v, reps), [variant, REPS]);
+    if (r === null) {
+      console.log(`${variant.padStart(7)} this wasm has no reflGeneralBench export (older build): skipped`);
+      continue;
+    }
+    wasmGeneral[variant] = r.seconds;
+    const nat = nativeGeneral?.[variant];
+    const dev = nat ? Math.abs(r.checksum - nat.checksum) / Math.abs(nat.checksum) : null;
+    row(variant, r.seconds.toExponential(3), (r.seconds / (256 * 101) * 1e6).toFixed(4), r.inner,
+        ...(nativeGeneral ? [nat ? nat.seconds.toExponential(3) : "-", nat ? `${(r.seconds / nat.seconds).toFixed(2)}x` : "-", dev === null ? "-" : dev.toExponential(1)]
+                         : []));
+    // The same f64 code, but wasm's libm (Rust's port of musl's) is not glibc's: last-bit differences.
+    if (dev !== null && !(dev <= 1e-9)) console.log(`WARNING 4×4 ${variant}: wasm checksum ${r.checksum} differs from native ${nat.checksum} by ${dev.toExponential(2)} relative`);
+  }
   if (browser.problems.length > 0) throw new Error(`browser problems:\n  ${browser.problems.join("\n  ")}`);
   if (native?.[10_000]) {
     const ratio = wasm[10_000] / native[10_000];
-    console.log(`wasm vs native, N=10000: ${ratio.toFixed(2)}x (goal <= 2x${ratio <= 2 ? ", met" : ", NOT met"})`);
+    console.log(`wasm vs native, recursion N=10000: ${ratio.toFixed(2)}x (goal <= 2x${ratio <= 2 ? ", met" : ", NOT met"})`);
   }
-  console.log(JSON.stringify({ wasm_cpu: wasm }));
+  for (const variant of GENERAL_VARIANTS) {
+    const nat = nativeGeneral?.[variant]?.seconds;
+    if (nat && wasmGeneral[variant]) {
+      const ratio = wasmGeneral[variant] / nat;
+      console.log(`wasm vs native, 4×4 ${variant}: ${ratio.toFixed(2)}x (goal <= 2.5x${ratio <= 2.5 ? ", met" : ", NOT met"})`);
+    }
+  }
+  console.log(JSON.stringify({ wasm_cpu: wasm, wasm_general: wasmGeneral }));
 } finally {
   await browser.close();
   server.stop();

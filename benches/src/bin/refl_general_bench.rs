@@ -7,6 +7,9 @@
 //! and the largest relative difference of the four reflectances from refloxide's (R > 1e-10).
 //! With roughness next to coupled layers the two codes use different Névot–Croce rules
 //! (CONVENTIONS.md), so the "rough" difference is physics, not error.
+//! The last line is JSON, `{"native_general": {variant: {"seconds": median, "checksum": Σ R}}}`,
+//! for `benches/web/refl_wasm.mjs` (the wasm/native ratio of the 4×4; the checksum is the sum of
+//! the four reflectances over q, which the wasm export `reflGeneralBench` also returns).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a benchmark stops at its first failure, with the message
 
 use std::time::Instant;
@@ -84,6 +87,7 @@ fn main() {
     println!("general 4×4 shape: {ENERGY_EV} eV, {} q, vacuum | {N} tilted biaxial slabs | Si; one thread each", q.len());
     println!("{:>8} | {:>12} {:>10} {:>10} | {:>12} {:>10} | {:>9} | {:>14}", "variant", "ours s", "µs/step", "min µs", "refloxide s", "µs/step", "ratio", "max rel ΔR");
     let steps = (q.len() * (N + 1)) as f64;
+    let mut native = serde_json::Map::new();
     for variant in VARIANTS {
         let stack = shape(variant == "rough");
         let ours = general_reflectivity(&stack, ENERGY_EV, &q).expect("valid shape");
@@ -106,5 +110,8 @@ fn main() {
             peer_s.map_or("-".into(), |s| format!("{:.1}x", s / wall)),
             dev.map_or("-".into(), |d| format!("{d:.2e}")),
         );
+        let checksum: f64 = [&ours.r_ss, &ours.r_pp, &ours.r_sp, &ours.r_ps].iter().flat_map(|c| c.iter()).sum();
+        native.insert(variant.into(), serde_json::json!({ "seconds": wall, "checksum": checksum }));
     }
+    println!("{}", serde_json::json!({ "native_general": native }));
 }

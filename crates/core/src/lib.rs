@@ -11,6 +11,7 @@ pub mod npy;
 pub mod process;
 pub mod progress;
 pub mod provenance;
+pub mod simd;
 pub mod units;
 
 pub use device::DeviceKind;

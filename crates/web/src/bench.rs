@@ -1,11 +1,13 @@
 //! Benchmark entry points of the npm package's wasm: the 4D-STEM chunk decoder timed in the
-//! browser (`benches/web/stem_wasm.mjs`), set beside the native `stem_decode_bench`.
+//! browser (`benches/web/stem_wasm.mjs`), set beside the native `stem_decode_bench`, and the
+//! general 4×4 reflectivity on `refl_general_bench`'s stack (`benches/web/refl_wasm.mjs`).
 //!
 //! Not part of the package's documented API: a page calls them with whole file bytes, which the
 //! real loader ([`crate::h5`]) never does (it reads `File` slices in a worker).
 
 use scatterlab_hdf5::storage::bytes;
 use scatterlab_hdf5::{open_raw, H5File};
+use scatterlab_refl::general::{general_reflectivity, GeneralStack, TensorLayer};
 use wasm_bindgen::prelude::*;
 
 /// Decodes every chunk of `dataset` in one HDF5 file held in memory and returns the sum of its
@@ -39,6 +41,46 @@ pub fn decode_sum(file: &[u8], dataset: &str) -> Result<f64, String> {
     Ok(sum as f64)
 }
 
+/// Tilted biaxial films of `refl_general_bench`'s stack.
+const GENERAL_LAYERS: usize = 100;
+/// `refl_general_bench`'s energy (eV).
+const GENERAL_ENERGY_EV: f64 = 250.0;
+
+/// The general 4×4 method on `benches/src/bin/refl_general_bench.rs`' stack (vacuum | 100 tilted
+/// biaxial 2 Å slabs | Si, 250 eV, 256 q; `rough`: 3 Å on every interface), the same formulas, so
+/// the browser's time can stand beside the native one. Returns Σ (R_ss + R_pp + R_sp + R_ps) over
+/// q as a checksum for the page to compare with the native bench's. The stack and q grid are
+/// built inside the call (microseconds against the milliseconds of the 25,856 4×4 steps).
+#[wasm_bindgen(js_name = reflGeneralBench)]
+pub fn refl_general_bench(rough: bool) -> Result<f64, JsError> {
+    general_checksum(rough).map_err(|e| JsError::new(&e))
+}
+
+/// [`refl_general_bench`] for Rust callers and native tests.
+pub fn general_checksum(rough: bool) -> Result<f64, String> {
+    let q: Vec<f64> = (0..256).map(|i| 0.001 + (0.25 - 0.001) * f64::from(i) / 255.0).collect();
+    let r = general_reflectivity(&general_stack(rough), GENERAL_ENERGY_EV, &q).map_err(|e| e.to_string())?;
+    Ok([&r.r_ss, &r.r_pp, &r.r_sp, &r.r_ps].iter().flat_map(|c| c.iter()).sum())
+}
+
+/// `refl_general_bench`'s `shape(rough)`, formula for formula.
+fn general_stack(rough: bool) -> GeneralStack {
+    let sigma = if rough { 3.0 } else { 0.0 };
+    let mut layers = vec![TensorLayer::isotropic(0.0, 0.0, 0.0, 0.0)];
+    for j in 0..GENERAL_LAYERS {
+        let (f, jf) = (j as f64 / (GENERAL_LAYERS - 1) as f64, j as f64);
+        layers.push(TensorLayer {
+            thickness: 2.0,
+            roughness: sigma,
+            delta: [1.8e-3 * (1.0 + 0.15 * f), 2.0e-3 * (1.0 - 0.1 * f), 2.2e-3 * (1.0 + 0.05 * f)],
+            beta: [1.0e-4 * (1.0 + 0.2 * f), 1.5e-4, 1.2e-4 * (1.0 + 0.1 * f)],
+            euler_deg: [37.0 + 2.5 * jf, 50.0 + 0.3 * jf, 10.0 + 1.7 * jf],
+        });
+    }
+    layers.push(TensorLayer::isotropic(0.0, sigma, 5.97e-3, 4.25e-3));
+    GeneralStack { layers }
+}
+
 /// Sum of little-endian unsigned elements of `elem` bytes (1, 2 or 4; else of the bytes).
 fn sum_pixels(frame: &[u8], elem: usize) -> u64 {
     match elem {
@@ -59,5 +101,14 @@ mod tests {
         let bytes = std::fs::read(path).expect("fixture");
         assert_eq!(super::decode_sum(&bytes, "/entry/data/data"), Ok(567_075_486.0));
         assert!(super::decode_sum(b"not hdf5", "/x").is_err_and(|e| e.contains("bench.h5")));
+    }
+
+    /// The 4×4 bench stack computes finite, physical reflectances (0 < Σ < 4 per q on 256 q).
+    #[test]
+    fn general_checksum_is_physical() {
+        for rough in [false, true] {
+            let sum = super::general_checksum(rough).expect("bench stack");
+            assert!(sum.is_finite() && sum > 0.0 && sum < 4.0 * 256.0, "rough {rough}: {sum}");
+        }
     }
 }

@@ -103,16 +103,16 @@ pub(crate) fn divided_difference_row(tau: f64, values: &[f64], e: &[Complex64], 
             *g = Complex64::new(if small { series.re } else { quotient.re }, if small { series.im } else { quotient.im });
         }
     }
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx2,fma")]
+    scatterlab_core::x86_build!(
+        avx2,
         fn fill_avx2(tau: f64, values: &[f64], e: &[Complex64], j: usize, row: &mut [Complex64]) {
             fill(tau, values, e, j, row)
         }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU has AVX2 and FMA (checked just above).
-            return unsafe { fill_avx2(tau, values, e, j, row) };
-        }
+    );
+    #[cfg(target_arch = "x86_64")]
+    if scatterlab_core::simd::level().avx2() {
+        // SAFETY: `simd::level()` found AVX2 and FMA, all `x86_build!(avx2, …)` enables on `fill_avx2`.
+        return unsafe { fill_avx2(tau, values, e, j, row) };
     }
     fill(tau, values, e, j, row)
 }

@@ -326,16 +326,16 @@ fn lane_product(mus: &[f64], shifts: &[f64], d: &[f64], di: f64) -> f64 {
         }
         ((acc[0] * acc[4]) * (acc[1] * acc[5])) * ((acc[2] * acc[6]) * (acc[3] * acc[7])) * tail
     }
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx2")]
+    scatterlab_core::x86_build!(
+        avx2,
         fn lanes_avx2(mus: &[f64], shifts: &[f64], d: &[f64], di: f64) -> f64 {
             lanes(mus, shifts, d, di)
         }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
-            return unsafe { lanes_avx2(mus, shifts, d, di) };
-        }
+    );
+    #[cfg(target_arch = "x86_64")]
+    if scatterlab_core::simd::level().avx2() {
+        // SAFETY: `simd::level()` found AVX2 and FMA, all `x86_build!(avx2, …)` enables on `lanes_avx2`.
+        return unsafe { lanes_avx2(mus, shifts, d, di) };
     }
     lanes(mus, shifts, d, di)
 }

@@ -53,16 +53,16 @@ fn madd<const FMA: bool>(a: f64, b: f64, c: f64) -> f64 {
 macro_rules! with_avx2 {
     ($name:ident, $body:ident, ($($arg:ident: $ty:ty),*) -> $ret:ty) => {
         fn $name($($arg: $ty),*) -> $ret {
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx2,fma")]
+            scatterlab_core::x86_build!(
+                avx2,
                 fn wide($($arg: $ty),*) -> $ret {
                     $body::<true>($($arg),*)
                 }
-                if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-                    // SAFETY: the CPU has AVX2 and FMA (checked just above).
-                    return unsafe { wide($($arg),*) };
-                }
+            );
+            #[cfg(target_arch = "x86_64")]
+            if scatterlab_core::simd::level().avx2() {
+                // SAFETY: `simd::level()` found AVX2 and FMA, all `x86_build!(avx2, …)` enables on `wide`.
+                return unsafe { wide($($arg),*) };
             }
             $body::<false>($($arg),*)
         }

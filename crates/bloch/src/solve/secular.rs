@@ -63,48 +63,49 @@ fn lane_sums(d: &[f64], z: &[f64], shift: f64, mu: f64) -> (f64, f64) {
     (fold(value) + v, fold(slope) + g)
 }
 
-/// [`lane_sums`] with explicit AVX2 (the compiler's auto-vectorisation of the lane loop stays
-/// in 128-bit registers with shuffles): two 4-wide accumulators per sum, the tail scalar.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn lane_sums_avx2(d: &[f64], z: &[f64], shift: f64, mu: f64) -> (f64, f64) {
-    use std::arch::x86_64::*;
-    let n = d.len().min(z.len());
-    let (shift4, mu4) = (_mm256_set1_pd(shift), _mm256_set1_pd(mu));
-    let (mut v0, mut v1, mut g0, mut g1) = (_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd());
-    let mut i = 0;
-    while i + 8 <= n {
-        // SAFETY: i + 8 ≤ n ≤ the lengths of both slices (unaligned loads).
-        let (da, db, za, zb) =
-            unsafe { (_mm256_loadu_pd(d.as_ptr().add(i)), _mm256_loadu_pd(d.as_ptr().add(i + 4)), _mm256_loadu_pd(z.as_ptr().add(i)), _mm256_loadu_pd(z.as_ptr().add(i + 4))) };
-        let ta = _mm256_div_pd(za, _mm256_sub_pd(_mm256_sub_pd(da, shift4), mu4));
-        let tb = _mm256_div_pd(zb, _mm256_sub_pd(_mm256_sub_pd(db, shift4), mu4));
-        v0 = _mm256_add_pd(v0, _mm256_mul_pd(za, ta));
-        v1 = _mm256_add_pd(v1, _mm256_mul_pd(zb, tb));
-        g0 = _mm256_add_pd(g0, _mm256_mul_pd(ta, ta));
-        g1 = _mm256_add_pd(g1, _mm256_mul_pd(tb, tb));
-        i += 8;
+scatterlab_core::x86_build!(
+    avx2,
+    /// [`lane_sums`] with explicit AVX2 (the compiler's auto-vectorisation of the lane loop stays
+    /// in 128-bit registers with shuffles): two 4-wide accumulators per sum, the tail scalar.
+    fn lane_sums_avx2(d: &[f64], z: &[f64], shift: f64, mu: f64) -> (f64, f64) {
+        use std::arch::x86_64::*;
+        let n = d.len().min(z.len());
+        let (shift4, mu4) = (_mm256_set1_pd(shift), _mm256_set1_pd(mu));
+        let (mut v0, mut v1, mut g0, mut g1) = (_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd());
+        let mut i = 0;
+        while i + 8 <= n {
+            // SAFETY: i + 8 ≤ n ≤ the lengths of both slices (unaligned loads).
+            let (da, db, za, zb) =
+                unsafe { (_mm256_loadu_pd(d.as_ptr().add(i)), _mm256_loadu_pd(d.as_ptr().add(i + 4)), _mm256_loadu_pd(z.as_ptr().add(i)), _mm256_loadu_pd(z.as_ptr().add(i + 4))) };
+            let ta = _mm256_div_pd(za, _mm256_sub_pd(_mm256_sub_pd(da, shift4), mu4));
+            let tb = _mm256_div_pd(zb, _mm256_sub_pd(_mm256_sub_pd(db, shift4), mu4));
+            v0 = _mm256_add_pd(v0, _mm256_mul_pd(za, ta));
+            v1 = _mm256_add_pd(v1, _mm256_mul_pd(zb, tb));
+            g0 = _mm256_add_pd(g0, _mm256_mul_pd(ta, ta));
+            g1 = _mm256_add_pd(g1, _mm256_mul_pd(tb, tb));
+            i += 8;
+        }
+        let (mut value, mut slope) = ([0.0f64; 4], [0.0f64; 4]);
+        // SAFETY: both arrays hold four f64 (unaligned stores).
+        unsafe {
+            _mm256_storeu_pd(value.as_mut_ptr(), _mm256_add_pd(v0, v1));
+            _mm256_storeu_pd(slope.as_mut_ptr(), _mm256_add_pd(g0, g1));
+        }
+        let (mut v, mut g) = ((value[0] + value[2]) + (value[1] + value[3]), (slope[0] + slope[2]) + (slope[1] + slope[3]));
+        for (dk, zk) in d[i..n].iter().zip(&z[i..n]) {
+            let t = zk / ((dk - shift) - mu);
+            v += zk * t;
+            g += t * t;
+        }
+        (v, g)
     }
-    let (mut value, mut slope) = ([0.0f64; 4], [0.0f64; 4]);
-    // SAFETY: both arrays hold four f64 (unaligned stores).
-    unsafe {
-        _mm256_storeu_pd(value.as_mut_ptr(), _mm256_add_pd(v0, v1));
-        _mm256_storeu_pd(slope.as_mut_ptr(), _mm256_add_pd(g0, g1));
-    }
-    let (mut v, mut g) = ((value[0] + value[2]) + (value[1] + value[3]), (slope[0] + slope[2]) + (slope[1] + slope[3]));
-    for (dk, zk) in d[i..n].iter().zip(&z[i..n]) {
-        let t = zk / ((dk - shift) - mu);
-        v += zk * t;
-        g += t * t;
-    }
-    (v, g)
-}
+);
 
 /// [`lane_sums`], with AVX2 where the CPU has it.
 fn sums(d: &[f64], z: &[f64], shift: f64, mu: f64) -> (f64, f64) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
+    if scatterlab_core::simd::level().avx2() {
+        // SAFETY: `simd::level()` found AVX2 and FMA, all `x86_build!(avx2, …)` enables on `lane_sums_avx2`.
         return unsafe { lane_sums_avx2(d, z, shift, mu) };
     }
     lane_sums(d, z, shift, mu)
@@ -113,18 +114,19 @@ fn sums(d: &[f64], z: &[f64], shift: f64, mu: f64) -> (f64, f64) {
 /// Most iterations of the rational-model root finder before it hands over to the bracketing one.
 const MODEL_ITERATIONS: usize = 40;
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn lane_sum_avx2(d: &[f64], z: &[f64], shift: f64, mu: f64) -> f64 {
-    lane_sum(d, z, shift, mu)
-}
+scatterlab_core::x86_build!(
+    avx2,
+    fn lane_sum_avx2(d: &[f64], z: &[f64], shift: f64, mu: f64) -> f64 {
+        lane_sum(d, z, shift, mu)
+    }
+);
 
 impl Secular<'_> {
     /// f(s + μ).
     pub fn eval(&self, shift: f64, mu: f64) -> f64 {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
+        if scatterlab_core::simd::level().avx2() {
+            // SAFETY: `simd::level()` found AVX2 and FMA, all `x86_build!(avx2, …)` enables on `lane_sum_avx2`.
             return self.rho_recip + unsafe { lane_sum_avx2(self.d, self.z, shift, mu) };
         }
         self.rho_recip + lane_sum(self.d, self.z, shift, mu)

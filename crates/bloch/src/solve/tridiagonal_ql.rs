@@ -180,16 +180,16 @@ fn sweep_all(a: &mut Problem<'_>, mut b: Option<&mut Problem<'_>>) -> Result<(),
 
 /// [`sweep_all`] compiled for AVX2 + FMA where the CPU has them.
 fn sweep_all_dispatch(a: &mut Problem<'_>, b: Option<&mut Problem<'_>>) -> Result<(), NoConvergence> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx2,fma")]
+    scatterlab_core::x86_build!(
+        avx2,
         fn wide(a: &mut Problem<'_>, b: Option<&mut Problem<'_>>) -> Result<(), NoConvergence> {
             sweep_all(a, b)
         }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU has AVX2 and FMA (checked just above).
-            return unsafe { wide(a, b) };
-        }
+    );
+    #[cfg(target_arch = "x86_64")]
+    if scatterlab_core::simd::level().avx2() {
+        // SAFETY: `simd::level()` found AVX2 and FMA, all `x86_build!(avx2, …)` enables on `wide`.
+        return unsafe { wide(a, b) };
     }
     sweep_all(a, b)
 }

@@ -1,33 +1,29 @@
 //! The production CPU path: the same recursion as [`super::point`], evaluated on blocks of
 //! [`L`] q values at once so the compiler can vectorise it (AVX-512 or AVX2+FMA selected at run
-//! time on x86-64; f64x2 intrinsics in wasm built with simd128 (`cpu/simd128/`, chosen at
-//! compile time: wasm has no run-time feature detection); plain code elsewhere). Tests hold it to
-//! the scalar reference.
+//! time on x86-64; f64x2 intrinsics in wasm built with simd128 (`cpu/simd128/`, chosen at compile
+//! time: wasm has no run-time feature detection); plain code elsewhere; all by
+//! `scatterlab_core::simd`). Tests hold it to the scalar reference.
+
+use scatterlab_core::simd;
+use scatterlab_core::x86_build;
 
 use super::vmath::{lanes, Cv, L, V};
 use super::{InterfaceTerms, LayerTerms};
 
 /// Fills `r_s`, `r_p` for every q; all three slices have the same length.
 pub(super) fn curve(layers: &[LayerTerms], interfaces: &[InterfaceTerms], q: &[f64], r_s: &mut [f64], r_p: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512dq") {
-        // SAFETY: the CPU supports the features enabled on `curve_avx512`.
-        unsafe { curve_avx512(layers, interfaces, q, r_s, r_p) };
-        return;
+    // The workspace's one dispatch idiom (scatterlab_core::simd): run-time level on x86-64, compile time in wasm.
+    match simd::level() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `level()` found every feature `x86_build!(avx512, …)` enables on `curve_avx512`.
+        simd::Level::Avx512 => unsafe { curve_avx512(layers, interfaces, q, r_s, r_p) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `level()` found AVX2 and FMA, all `x86_build!(avx2, …)` enables on `curve_avx2`.
+        simd::Level::Avx2 => unsafe { curve_avx2(layers, interfaces, q, r_s, r_p) },
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        simd::Level::Simd128 => super::simd128::curve(layers, interfaces, q, r_s, r_p),
+        _ => curve_portable(layers, interfaces, q, r_s, r_p),
     }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: the CPU supports the features enabled on `curve_avx2`.
-        unsafe { curve_avx2(layers, interfaces, q, r_s, r_p) };
-        return;
-    }
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    {
-        super::simd128::curve(layers, interfaces, q, r_s, r_p);
-        return;
-    }
-    #[allow(unreachable_code)]
-    curve_portable(layers, interfaces, q, r_s, r_p);
 }
 
 /// The plain lanes whatever the target offers: the baseline every SIMD path must equal bit for bit.
@@ -35,17 +31,19 @@ pub(super) fn curve_plain(layers: &[LayerTerms], interfaces: &[InterfaceTerms], 
     curve_portable(layers, interfaces, q, r_s, r_p);
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn curve_avx2(layers: &[LayerTerms], interfaces: &[InterfaceTerms], q: &[f64], r_s: &mut [f64], r_p: &mut [f64]) {
-    curve_portable(layers, interfaces, q, r_s, r_p);
-}
+x86_build!(
+    avx2,
+    unsafe fn curve_avx2(layers: &[LayerTerms], interfaces: &[InterfaceTerms], q: &[f64], r_s: &mut [f64], r_p: &mut [f64]) {
+        curve_portable(layers, interfaces, q, r_s, r_p);
+    }
+);
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
-unsafe fn curve_avx512(layers: &[LayerTerms], interfaces: &[InterfaceTerms], q: &[f64], r_s: &mut [f64], r_p: &mut [f64]) {
-    curve_portable(layers, interfaces, q, r_s, r_p);
-}
+x86_build!(
+    avx512,
+    unsafe fn curve_avx512(layers: &[LayerTerms], interfaces: &[InterfaceTerms], q: &[f64], r_s: &mut [f64], r_p: &mut [f64]) {
+        curve_portable(layers, interfaces, q, r_s, r_p);
+    }
+);
 
 #[inline(always)]
 fn curve_portable(layers: &[LayerTerms], interfaces: &[InterfaceTerms], q: &[f64], r_s: &mut [f64], r_p: &mut [f64]) {

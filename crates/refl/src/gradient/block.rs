@@ -2,6 +2,9 @@
 //! q-independent terms once, then run the recursion point by point (no allocation per q).
 
 use num_complex::Complex64 as C64;
+#[cfg(target_arch = "x86_64")]
+use scatterlab_core::simd;
+use scatterlab_core::x86_build;
 
 use super::recursion::{climb, prepare, substrate, Below, InterfaceTerms, LayerInput, LayerTerms};
 use super::soa::SoaJet as Jet;
@@ -130,16 +133,12 @@ fn block<const N: usize>(job: &Job<'_>, out: &mut Gradient) {
     prepare(&inputs, energy, &mut layers, &mut interfaces);
     let pass = Pass { job, layers: &layers, interfaces: &interfaces, q_seed };
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512dq") {
-        // SAFETY: the CPU supports the features enabled on `rows_avx512`.
-        unsafe { rows_avx512(&pass, out) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: the CPU supports the features enabled on `rows_avx2`.
-        unsafe { rows_avx2(&pass, out) };
-        return;
+    match simd::level() {
+        // SAFETY: `level()` found every feature `x86_build!(avx512, …)` enables on `rows_avx512`.
+        simd::Level::Avx512 => return unsafe { rows_avx512(&pass, out) },
+        // SAFETY: `level()` found AVX2 and FMA, all `x86_build!(avx2, …)` enables on `rows_avx2`.
+        simd::Level::Avx2 => return unsafe { rows_avx2(&pass, out) },
+        _ => {}
     }
     rows(&pass, out);
 }
@@ -174,14 +173,16 @@ fn rows<const N: usize>(pass: &Pass<'_, N>, out: &mut Gradient) {
 
 // The same loop compiled for wider vectors, chosen at run time as `cpu::lanes` does: the slot
 // arrays of a jet are where the vector units help.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn rows_avx2<const N: usize>(pass: &Pass<'_, N>, out: &mut Gradient) {
-    rows(pass, out);
-}
+x86_build!(
+    avx2,
+    unsafe fn rows_avx2<const N: usize>(pass: &Pass<'_, N>, out: &mut Gradient) {
+        rows(pass, out);
+    }
+);
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
-unsafe fn rows_avx512<const N: usize>(pass: &Pass<'_, N>, out: &mut Gradient) {
-    rows(pass, out);
-}
+x86_build!(
+    avx512,
+    unsafe fn rows_avx512<const N: usize>(pass: &Pass<'_, N>, out: &mut Gradient) {
+        rows(pass, out);
+    }
+);

@@ -37,9 +37,9 @@ pub struct FusedPass {
     /// Narrow frames: the max pattern, folded into `result.max_dp` by `finish`.
     max16: Vec<u16>,
     pending: usize,
-    /// Which build of the narrow kernel the CPU runs (detected once).
+    /// Which build of the narrow kernel the CPU runs (`scatterlab_core::simd`, detected once).
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // read by the x86-64 builds only
-    simd: narrow::Simd,
+    simd: scatterlab_core::simd::Level,
 }
 
 /// Bytes of frames per batch: the batch is read once per frame and once per pattern tile, so it
@@ -145,7 +145,7 @@ impl FusedPass {
             sum32: vec![0; px],
             max16: vec![0; px],
             pending: 0,
-            simd: narrow::Simd::detect(),
+            simd: scatterlab_core::simd::level(),
         })
     }
 

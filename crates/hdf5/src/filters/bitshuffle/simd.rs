@@ -1,6 +1,8 @@
 //! The 2-byte (u16 detector) unshuffle with 128-bit vectors: SSE2 on x86_64 (always present) and
 //! simd128 on wasm32 when built with `+simd128` (scripts/env.sh). Elsewhere it does nothing and
-//! the scalar u64 path covers every column.
+//! the scalar u64 path covers every column. Both are the target's baseline, chosen at compile time
+//! (CONTRIBUTING.md § SIMD dispatch): no run-time level is needed, so this crate does not ask
+//! `scatterlab_core::simd::level()`.
 //!
 //! Sixteen groups at a time (bitshuffle's `shuffle_bit_eightelem` idea): load 16 bytes of each of
 //! the 16 bit rows, transpose that 16×16 byte matrix (4 rounds of byte unpacks), so vector `g`

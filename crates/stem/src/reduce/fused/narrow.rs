@@ -1,6 +1,11 @@
 //! The u8/u16 kernels of [`FusedPass`]: the same products as the u64 path, accumulated in u32
 //! where that is exact (the data dominate the cost; narrow accumulators let LLVM vectorise every
-//! loop), with the AVX2 build of the same code chosen at run time on x86-64.
+//! loop), with the AVX2 and AVX-512 builds of the same code chosen at run time on x86-64
+//! (`scatterlab_core::simd`).
+
+#[cfg(target_arch = "x86_64")]
+use scatterlab_core::simd;
+use scatterlab_core::x86_build;
 
 use super::moments::frame_moments;
 use super::FusedPass;
@@ -9,35 +14,6 @@ use super::FusedPass;
 const MAX_PENDING: usize = 65_537;
 /// Pattern pixels per tile: 8 KiB of u32 sums and 4 KiB of u16 maxima, in L1.
 const TILE: usize = 2048;
-/// The builds of the narrow kernel: the same code compiled for the SSE2 baseline, for AVX2, or
-/// for AVX-512 (BW/VL); chosen at run time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // wider builds exist on x86-64 only
-pub(super) enum Simd {
-    /// The target's baseline (SSE2 on x86-64, simd128 in the browser).
-    Baseline,
-    /// x86-64 with AVX2.
-    Avx2,
-    /// x86-64 with AVX-512 F/BW/VL.
-    Avx512,
-}
-
-impl Simd {
-    /// The widest build this CPU runs.
-    pub(super) fn detect() -> Self {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::is_x86_feature_detected as has;
-            if has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("avx2") {
-                return Simd::Avx512;
-            }
-            if has!("avx2") {
-                return Simd::Avx2;
-            }
-        }
-        Simd::Baseline
-    }
-}
 
 impl FusedPass {
     /// u8/u16 frames: the same products as [`Self::frame`], computed in u32 where that is exact
@@ -47,28 +23,31 @@ impl FusedPass {
         // further ≈ 1.2× (stem_reduce_bench).
         #[cfg(target_arch = "x86_64")]
         match self.simd {
-            // SAFETY: `Simd::detect` found AVX-512F/BW/VL and AVX2 at run time, all this build requires beyond safe Rust.
-            Simd::Avx512 => return unsafe { self.frames_narrow_avx512(first, frames) },
-            // SAFETY: `Simd::detect` found AVX2 at run time, all this build requires beyond safe Rust.
-            Simd::Avx2 => return unsafe { self.frames_narrow_avx2(first, frames) },
-            Simd::Baseline => {}
+            // SAFETY: `simd::level()` found every feature `x86_build!(avx512, …)` enables on this build.
+            simd::Level::Avx512 => return unsafe { self.frames_narrow_avx512(first, frames) },
+            // SAFETY: `simd::level()` found AVX2 and FMA, all `x86_build!(avx2, …)` enables on this build.
+            simd::Level::Avx2 => return unsafe { self.frames_narrow_avx2(first, frames) },
+            _ => {}
         }
+        // The target's baseline: SSE2 on x86-64, simd128 in the browser (LLVM vectorises the loops).
         self.frames_narrow_body(first, frames);
     }
 
-    /// [`Self::frames_narrow_body`] compiled with AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn frames_narrow_avx2<T: Copy + Into<u16>>(&mut self, first: usize, frames: &[T]) {
-        self.frames_narrow_body(first, frames);
-    }
+    x86_build!(
+        avx2,
+        /// [`Self::frames_narrow_body`] compiled with AVX2 (+ FMA, unused by integer code).
+        fn frames_narrow_avx2<T: Copy + Into<u16>>(&mut self, first: usize, frames: &[T]) {
+            self.frames_narrow_body(first, frames);
+        }
+    );
 
-    /// [`Self::frames_narrow_body`] compiled with AVX-512.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
-    fn frames_narrow_avx512<T: Copy + Into<u16>>(&mut self, first: usize, frames: &[T]) {
-        self.frames_narrow_body(first, frames);
-    }
+    x86_build!(
+        avx512,
+        /// [`Self::frames_narrow_body`] compiled with AVX-512.
+        fn frames_narrow_avx512<T: Copy + Into<u16>>(&mut self, first: usize, frames: &[T]) {
+            self.frames_narrow_body(first, frames);
+        }
+    );
 
     #[inline(always)]
     fn frames_narrow_body<T: Copy + Into<u16>>(&mut self, first: usize, frames: &[T]) {
