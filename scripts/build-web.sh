@@ -87,6 +87,9 @@ node_modules/.bin/tsc -p web/tsconfig.json
 types_tmp=$(mktemp -d dist/.types.XXXXXX)
 node_modules/.bin/tsc -p web/tsconfig.json --noEmit false --declaration --emitDeclarationOnly --outDir "$types_tmp"
 cp "$types_tmp/index.d.ts" "$types_tmp/fit.d.ts" "$types_tmp/h5.d.ts" "$types_tmp/bloch.d.ts" "$types_tmp/viewer.d.ts" "$types_tmp/viewer_types.d.ts" dist/
+# The protocols' types, generated from crates/web/src/protocol/ (fit.d.ts, h5.d.ts, bloch.d.ts re-export them).
+rm -rf dist/generated && mkdir -p dist/generated
+cp "$types_tmp/generated/fit.d.ts" "$types_tmp/generated/h5.d.ts" "$types_tmp/generated/bloch.d.ts" dist/generated/
 rm -rf "$types_tmp"
 step "tsc (type-check, declarations)"
 esbuild_common=(--bundle --format=esm --platform=browser --target=es2022 --charset=utf8 --log-level=warning)

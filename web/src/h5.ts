@@ -14,11 +14,10 @@
  * @module
  */
 import type { Scatterlab } from "./index.js";
+import type { H5MaskPolicy, H5Pixels, SsbOptions, SsbResult, StemDisplayOptions, StemReduceOptions, StemReduction } from "./generated/h5.js";
 
-/** Bad-pixel policy: `"zero"` (default) sets pixels with a non-zero `pixel_mask` to 0, `"keep"` leaves them. */
-export type H5MaskPolicy = "zero" | "keep";
-/** Frames as stored, one element per pixel: frames × det_rows × det_cols, row-major. */
-export type H5Pixels = Uint8Array | Uint16Array | Uint32Array;
+// The protocol's types are generated from the Rust definitions (crates/web/src/protocol/h5.rs).
+export type { H5MaskPolicy, H5Pixels, SsbAberrations, SsbFitOptions, SsbOptions, SsbRecord, SsbResult, StemDisplayOptions, StemProduct, StemReduceOptions, StemReduction } from "./generated/h5.js";
 
 /** One filter of a dataset's pipeline. */
 export interface H5Filter {
@@ -130,163 +129,10 @@ export interface H5StreamResult {
   cancelled: boolean;
 }
 
-/** Probe aberrations: defocus C10 and two-fold astigmatism C12 (nm) at angle φ12 (rad, from the row axis). */
-export interface SsbAberrations {
-  C10_nm: number;
-  C12_nm: number;
-  phi12_rad: number;
-}
-
-/** Options of the aberration fit ({@link SsbOptions.fit}); absent values take the library's defaults. */
-export interface SsbFitOptions {
-  /** The grid's C10 range, nm (default [-50, 50]). */
-  c10RangeNm?: [number, number];
-  /** The grid's largest C12, nm (default 20). */
-  c12MaxNm?: number;
-  /** Run the global grid (default true); without it Nelder–Mead starts from `aberrations`. */
-  global?: boolean;
-  /** Fit the scan rotation too (default false). */
-  fitRotation?: boolean;
-  /** Most loss evaluations of the final polish on the full data (default 60). */
-  maxFullEvaluations?: number;
-}
-
-/**
- * Options of {@link H5Files.ssb}; each absent value comes from the file (or is measured, as
- * `scatterlab stem ssb` does). A NaN or infinite number, an unknown key or a wrong type rejects
- * with an error naming the option.
- */
-export interface SsbOptions {
-  /** Beam centre [row, col], px (default: auto probe of the mean pattern). */
-  center?: [number, number];
-  /** BF radius, px (default: auto probe). */
-  bfRadius?: number;
-  /** Scan rotation θ, degrees (default: from DPC, θ = −a). */
-  rotationDeg?: number;
-  /** Transposed detector (default: DPC's choice when θ comes from DPC, else false). */
-  transposed?: boolean;
-  /** C10, C12, φ12 (default 0; the fit's start with `fit`). */
-  aberrations?: Partial<SsbAberrations>;
-  /** Wavelength, Å (default: the file's, else from its voltage). */
-  wavelengthA?: number;
-  /** Convergence semi-angle, mrad (default: the file's). */
-  convergenceMrad?: number;
-  /** Scan step, Å (default: the file's). */
-  scanStepA?: number;
-  /** Detector sampling, Å⁻¹ per px (default: semi-angle over the BF radius, else the file geometry). */
-  dkInvAPerPx?: number;
-  /** Bad-pixel policy (default `"zero"`). */
-  mask?: H5MaskPolicy;
-  /** Fit C10, C12, φ12 from the data first (`true`: the default search). */
-  fit?: boolean | SsbFitOptions;
-  /**
-   * Where the reconstruction runs: `"cpu"` (default, f64) or `"gpu"` (the worker's WebGPU, f32;
-   * `record.device` names the adapter). No WebGPU rejects naming device "gpu" — never the CPU
-   * instead. A fit's losses stay on the CPU either way (`record.notes` says where they ran).
-   */
-  device?: "cpu" | "gpu";
-}
-
-/** What a reconstruction used (`scatterlab stem ssb`'s manifest), with the sources' provenance. */
-export interface SsbRecord {
-  center_row_col: [number, number];
-  bf_radius_px: number;
-  /** Whether centre or radius came from the auto probe. */
-  auto_probe: boolean;
-  /** BF pixels used (d ≤ R). */
-  bf_pixels: number;
-  aberrations: SsbAberrations;
-  fitted: boolean;
-  /** The fit's report when fitted: loss, evaluations, levels and every evaluation in order. */
-  fit?: { loss: number; evaluations: number; loss_curve: { evaluation: number; level: string; loss: number; C10_nm: number; C12_nm: number; phi12_rad: number; rotation_deg: number }[]; [key: string]: unknown };
-  rotation_deg: number;
-  /** `given`, or how DPC found it. */
-  rotation_source: string;
-  transposed: boolean;
-  optics: { wavelength_a: number; k_alpha_inv_a: number; dk_inv_a_per_px: number };
-  convergence_mrad: number;
-  scan_step_a: number;
-  /** The detector-sampling rule used, in words. */
-  sampling_rule: string;
-  gamma_floor: number;
-  notes: string[];
-  /** Device and precision, e.g. `"cpu (f64, rustfft)"`. */
-  device: string;
-  version: string;
-  /** Sources (names, sizes, hashes), shape, dtype and read record. */
-  provenance: unknown;
-  [key: string]: unknown;
-}
-
 /** Progress of {@link H5Files.ssb}: work units of the current stage — frames of each pass over the data, then loss evaluations of the fit. */
 export interface SsbProgress {
   done: number;
   total: number;
-}
-
-/** Result of {@link H5Files.ssb}. */
-export interface SsbResult {
-  /** angle(object), radians, row-major over the scan (transferred: yours to keep). */
-  phase: Float32Array;
-  /** `[scan rows, scan cols]`. */
-  shape: [number, number];
-  /** The aberrations used (fitted when asked). */
-  aberrations: SsbAberrations;
-  record: SsbRecord;
-}
-
-/** Options of {@link H5Files.reduce}: the CLI's `stem reduce` flags; absent values as its defaults. NaN, ∞, an unknown key or a wrong type rejects naming the option. */
-export interface StemReduceOptions {
-  /** Beam centre `[row, col]`, px (default: auto probe of the mean pattern). */
-  center?: [number, number];
-  /** BF radius (px, or mrad with `radiusUnit: "mrad"`; default: auto probe). */
-  bfRadius?: number;
-  /** ADF `[inner, outer]` (default `[1.2 R, 2.5 R]`). */
-  adf?: [number, number];
-  /** Detector bin factor of `bin<K>_sum_dp` (1–64). */
-  bin?: number;
-  /** Bad-pixel policy (default `"zero"`). */
-  mask?: H5MaskPolicy;
-  /** Unit of `bfRadius` and `adf` (default `"px"`). */
-  radiusUnit?: "px" | "mrad";
-  /** Reduce the frames present when data files are missing (reals NaN there, integers 0; `present` says which). */
-  allowMissing?: boolean;
-  /** `"cpu"` (default, u64 sums) or `"gpu"` (the worker's WebGPU, paired-u32 sums: the same integers). No WebGPU rejects naming device "gpu". */
-  device?: "cpu" | "gpu";
-}
-
-/** One product of {@link H5Files.reduce}, as the CLI's `.npy` of the same name. */
-export interface StemProduct {
-  /** Row-major shape. */
-  shape: number[];
-  /** The values (integer products are exact counts; transferred: yours to keep). */
-  data: Float64Array;
-  /** Whether the CLI writes it as an integer array. */
-  integer: boolean;
-}
-
-/** Result of {@link H5Files.reduce}. */
-export interface StemReduction {
-  /** Keyed like the CLI's files: `sum_dp`, `max_dp`, `total`, `bf`, `abf`, `adf`, `df`, `com_row_raw`, …, `idpc`. */
-  products: Record<string, StemProduct>;
-  /** 1 where the scan position was read, 0 for frames of a missing data file. */
-  present: Uint8Array;
-  /** Geometry, rotation, notes, device and provenance (the CLI's manifest). */
-  record: Record<string, unknown>;
-}
-
-/** Options of {@link H5Files.display}. */
-export interface StemDisplayOptions {
-  /** A colormap of the shared table (`"gray"` default, `"viridis"`, `"inferno"`, …). */
-  colormap?: string;
-  /** `"linear"` (default), `"log"` (signed log1p), `"sqrt"`, `"gamma"` (with `gamma`). */
-  transform?: "linear" | "log" | "sqrt" | "gamma";
-  /** Exponent of the gamma transform. */
-  gamma?: number;
-  /** Limits at these percentiles of the finite values (default `[0, 100]`). */
-  percentiles?: [number, number];
-  /** Fixed limits (data units), instead of percentiles. */
-  limits?: [number, number];
 }
 
 /** The H5 requests to the worker, before the wrapper adds their `id` (protocol.ts). */

@@ -97,8 +97,10 @@ pub trait FitHost {
     fn now_ms(&self) -> f64;
 }
 
-/// The sampler's summary (as in the CLI's output).
+/// The sampler's summary (as in the CLI's output). Also `FitResult.mcmc` of the JS protocol
+/// (`crate::protocol`, native tests only): its TypeScript is generated from this type.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(all(test, not(target_arch = "wasm32")), derive(serde::Serialize, ts_rs::TS))]
 pub struct McmcSummary {
     /// Accepted / proposed moves.
     pub acceptance_fraction: f64,
@@ -114,7 +116,9 @@ pub struct McmcSummary {
     pub lm_stderr: Vec<f64>,
     /// Kept samples.
     pub samples: usize,
-    /// The kept samples' values, row-major: `samples` rows of one value per free parameter.
+    /// The kept samples' values, row-major: `samples` rows of one value per free parameter (in the
+    /// order of `parameters`).
+    #[cfg_attr(all(test, not(target_arch = "wasm32")), ts(type = "Float64Array"))]
     pub sample_values: Vec<f64>,
 }
 

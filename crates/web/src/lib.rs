@@ -32,6 +32,10 @@ pub mod bloch;
 pub mod fit;
 mod fit_js;
 pub mod h5;
+pub mod options;
+// The worker protocols' TypeScript, generated from Rust types (native unit tests only).
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod protocol;
 
 use scatterlab_core::DeviceKind;
 use scatterlab_refl::gpu::ParrattGpu;

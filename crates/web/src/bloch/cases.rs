@@ -14,7 +14,7 @@ use scatterlab_bloch::Limits;
 use serde_json::Value;
 
 use super::engine::{parse_engine, Engine, GpuKernel};
-use super::options::{object, strings};
+use crate::options::{object, strings};
 
 const OP: &str = "blochSimulateCases";
 const KNOWN: [&str; 3] = ["device", "solver", "ids"];

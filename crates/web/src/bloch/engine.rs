@@ -21,7 +21,7 @@ use scatterlab_bloch::{BlochError, Crystal, Limits, StructureFactors};
 use scatterlab_gpu::GpuContext;
 use serde_json::{Map, Value};
 
-use super::options::choice;
+use crate::options::choice;
 
 /// The propagator of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

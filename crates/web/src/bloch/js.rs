@@ -1,5 +1,5 @@
 //! The JavaScript side of the Bloch calls (the calls themselves: `js_calls.rs`): options read as
-//! JSON (non-finite numbers kept so that the parser names them), results as typed arrays, and the
+//! JSON by [`crate::options::to_json`] (non-finite numbers kept so that the parser names them), results as typed arrays, and the
 //! host of the stepped runs (`blochRefine`, `blochRocking`): progress through a callback, cancel
 //! through an `AbortSignal` seen between steps.
 
@@ -7,48 +7,14 @@ use std::collections::BTreeMap;
 
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use scatterlab_core::CancelToken;
-use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use super::options::NON_FINITE;
 use super::refine::{RefineHost, RefineProgress};
 use super::rocking::{RockingHost, RockingProgress};
 use crate::fit_js::EventLoop;
 use crate::js_value_error;
-
-/// A JS value as JSON for the option parsers: a non-finite number becomes the string
-/// [`NON_FINITE`]` + "NaN"` (so the parser names it), `undefined` is `null`; a function or symbol
-/// is an error naming its place (`{op}: options.x`).
-pub(super) fn to_json(v: &JsValue, name: &str, op: &str) -> Result<Value, JsError> {
-    if v.is_undefined() || v.is_null() {
-        return Ok(Value::Null);
-    }
-    if let Some(x) = v.as_f64() {
-        return Ok(serde_json::Number::from_f64(x).map_or_else(|| Value::String(format!("{NON_FINITE}{x}")), Value::Number));
-    }
-    if let Some(b) = v.as_bool() {
-        return Ok(Value::Bool(b));
-    }
-    if let Some(s) = v.as_string() {
-        return Ok(Value::String(s));
-    }
-    // Arrays and typed arrays (`thicknesses: new Float64Array(…)`) alike.
-    if Array::is_array(v) || v.is_instance_of::<js_sys::Float64Array>() || v.is_instance_of::<js_sys::Int32Array>() || v.is_instance_of::<js_sys::Float32Array>() {
-        return Array::from(v).iter().enumerate().map(|(i, x)| to_json(&x, &format!("{name}[{i}]"), op)).collect::<Result<Vec<_>, _>>().map(Value::Array);
-    }
-    if v.is_object() && !v.is_function() {
-        let mut map = serde_json::Map::new();
-        for entry in Object::entries(v.unchecked_ref()).iter() {
-            let pair: Array = entry.unchecked_into();
-            let key = pair.get(0).as_string().unwrap_or_default();
-            map.insert(key.clone(), to_json(&pair.get(1), &format!("{name}.{key}"), op)?);
-        }
-        return Ok(Value::Object(map));
-    }
-    Err(JsError::new(&format!("{op}: {name} is not a JSON value (a function or symbol)")))
-}
 
 pub(super) fn set(obj: &Object, key: &str, value: &JsValue) -> Result<(), JsError> {
     Reflect::set(obj, &JsValue::from_str(key), value).map(|_| ()).map_err(js_value_error)

@@ -10,10 +10,11 @@ use wasm_bindgen::prelude::*;
 
 use super::cases::{self, simulate_cases};
 use super::engine::{acquire, Engine, GpuKernel};
-use super::js::{set, texts, to_json, JsStepHost};
+use super::js::{set, texts, JsStepHost};
 use super::refine::run_refine;
 use super::rocking::{self, run_rocking};
 use super::simulate::{self, simulate};
+use crate::options::to_json;
 use crate::{describe_js, js_value_error, Backend, Scatterlab};
 use scatterlab_bloch::beams::Hkl;
 use scatterlab_bloch::tilt_series::TiltAxis;

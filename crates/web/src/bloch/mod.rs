@@ -6,14 +6,13 @@
 //! refined one iteration per step, [`refine`]), by the library paths of `scatterlab bloch simulate`
 //! and `scatterlab bloch refine`. Simulations run on `options.device`: `"cpu"` (f64, the default)
 //! or `"gpu"` (the WGSL f32 kernel on WebGPU, [`engine`]), never substituted; refinement on the
-//! CPU. Options arrive as JSON and are checked by name ([`options`]), so native tests see the
+//! CPU. Options arrive as JSON and are checked by name ([`crate::options`]), so native tests see the
 //! same errors as JS.
 
 pub mod cases;
 pub mod engine;
 mod js;
 mod js_calls;
-pub mod options;
 pub mod refine;
 pub mod rocking;
 pub mod simulate;

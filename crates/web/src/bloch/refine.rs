@@ -19,7 +19,7 @@ use scatterlab_bloch::refine::{observed_vs_calculated_csv, refined_cif, Experime
 use scatterlab_core::CancelToken;
 use serde_json::Value;
 
-use super::options::{choice, object, string, whole};
+use crate::options::{choice, object, string, whole};
 
 const OP: &str = "blochRefine";
 const KNOWN: [&str; 3] = ["optimizer", "maxIterations", "experiment"];

@@ -19,8 +19,8 @@ use scatterlab_core::CancelToken;
 use serde_json::{Map, Value};
 
 use super::engine::{run_case, table, Engine, GpuKernel};
-use super::options::{choice, number, numbers, object, whole};
 use super::simulate::{crystal, parse_map, zone_case, SimulateOptions, KNOWN as SIMULATE_KNOWN};
+use crate::options::{choice, number, numbers, object, whole};
 
 const OP: &str = "blochRocking";
 const TILT_KEYS: [&str; 5] = ["axis", "fromDeg", "toDeg", "n", "anglesDeg"];

@@ -13,7 +13,7 @@ use scatterlab_bloch::{parse_cif, BlochError, Crystal, Limits};
 use serde_json::{Map, Value};
 
 use super::engine::{parse_engine, run_case, table, Engine, GpuKernel};
-use super::options::{boolean, fixed, indices, numbers, object, positive, string};
+use crate::options::{boolean, fixed, indices, numbers, object, positive, string};
 
 const OP: &str = "blochSimulate";
 /// The options of `blochSimulate` (`blochRocking` adds `tilts`).

@@ -16,9 +16,9 @@ use scatterlab_bloch::{parse_cif, Limits};
 use scatterlab_core::CancelToken;
 use serde_json::{json, Value};
 
-use super::options::NON_FINITE;
 use super::refine::{run_refine, RefineHost, RefineProgress};
 use super::simulate::{parse_options, simulate, BlochSimulation};
+use crate::options::NON_FINITE;
 
 /// `blochSimulate` on the CPU, natively (its future never waits: one poll completes it).
 pub(super) fn sim(cif: &str, options: &Value) -> Result<BlochSimulation, String> {

@@ -14,10 +14,10 @@ use serde_json::{json, Value};
 
 use super::cases::{self, simulate_cases};
 use super::engine::{Engine, GpuKernel};
-use super::options::NON_FINITE;
 use super::rocking::{self, run_rocking, RockingHost, RockingProgress};
 use super::simulate::{self, simulate};
 use super::tests::{read, sim};
+use crate::options::NON_FINITE;
 
 const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/bloch/reference.json");
 

@@ -6,143 +6,15 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::session::{parse_mask, H5Core};
-use super::ssb::{parse_device, SsbDevice, NON_FINITE};
+use super::ssb::{parse_device, SsbDevice};
 use super::storage::BlobStorage;
 use crate::install_panic_hook;
+use crate::options::to_json;
 
+// The declarations of the raw `scatterlab/pkg` types: the same generated file the wrapper
+// re-exports (web/src/h5.ts), from the Rust definitions in `src/protocol/`.
 #[wasm_bindgen(typescript_custom_section)]
-const TS_H5_TYPES: &'static str = r#"
-/** Bad-pixel policy: "zero" (default) sets pixels with a non-zero pixel_mask to 0, "keep" leaves them. */
-export type H5MaskPolicy = "zero" | "keep";
-/** Frames as stored: one element per pixel, frames × det_rows × det_cols, row-major. */
-export type H5Pixels = Uint8Array | Uint16Array | Uint32Array;
-/** One step of `H5Session.streamNext`. */
-export interface H5StreamStep {
-  /** Global index of the batch's first frame. */
-  first: number;
-  /** Frames in the batch (0 once done). */
-  n: number;
-  /** The batch's pixels (a copy owned by JS). */
-  data: H5Pixels;
-  /** Whether every frame has been delivered. */
-  done: boolean;
-  /** Frames delivered so far. */
-  framesDone: number;
-  /** Total frames. */
-  framesTotal: number;
-}
-/** Probe aberrations: defocus C10 and two-fold astigmatism C12 (nm) at angle phi12 (rad, from the row axis). */
-export interface SsbAberrations {
-  C10_nm: number;
-  C12_nm: number;
-  phi12_rad: number;
-}
-/** Options of `H5Session.reduce` (the CLI's `stem reduce` flags); absent values as the CLI's defaults. NaN or ∞ is an error naming the option. */
-export interface StemReduceOptions {
-  /** Beam centre [row, col], px (default: auto probe). */
-  center?: [number, number];
-  /** BF radius (px, or mrad with radiusUnit "mrad"; default: auto probe). */
-  bfRadius?: number;
-  /** ADF [inner, outer] (default [1.2 R, 2.5 R]). */
-  adf?: [number, number];
-  /** Detector bin factor of `bin<K>_sum_dp` (1–64). */
-  bin?: number;
-  /** Bad-pixel policy (default "zero"). */
-  mask?: H5MaskPolicy;
-  /** Unit of bfRadius and adf (default "px"). */
-  radiusUnit?: "px" | "mrad";
-  /** Reduce the frames present when data files are missing (reals NaN there, integers 0). */
-  allowMissing?: boolean;
-  /** "cpu" (default, u64 sums) or "gpu" (WebGPU, the same integers). */
-  device?: "cpu" | "gpu";
-}
-/** One product of `H5Session.reduce`, as the CLI's `.npy` of the same name. */
-export interface StemProduct {
-  shape: number[];
-  /** Row-major values; integer products are exact counts. */
-  data: Float64Array;
-  integer: boolean;
-}
-/** Result of `H5Session.reduce`. */
-export interface StemReduction {
-  /** Keyed like the CLI's files: sum_dp, max_dp, total, bf, abf, adf, df, com_row_raw, …, idpc. */
-  products: Record<string, StemProduct>;
-  /** 1 where the scan position was read, 0 for frames of a missing data file. */
-  present: Uint8Array;
-  /** Geometry, rotation, notes, device and provenance (the CLI's manifest). */
-  record: Record<string, unknown>;
-}
-/** Options of `H5Session.displayRgba`. */
-export interface StemDisplayOptions {
-  colormap?: string;
-  transform?: "linear" | "log" | "sqrt" | "gamma";
-  gamma?: number;
-  percentiles?: [number, number];
-  limits?: [number, number];
-}
-/** Options of `H5Session.ssb`; each absent value comes from the file (or is measured). NaN or ∞ is an error naming the option. */
-export interface SsbOptions {
-  /** Beam centre [row, col], px (default: auto probe). */
-  center?: [number, number];
-  /** BF radius, px (default: auto probe). */
-  bfRadius?: number;
-  /** Scan rotation θ, degrees (default: from DPC, θ = −a). */
-  rotationDeg?: number;
-  /** Transposed detector (default: DPC's choice when θ comes from DPC, else false). */
-  transposed?: boolean;
-  /** C10, C12, phi12 (default 0; the fit's start with `fit`). */
-  aberrations?: Partial<SsbAberrations>;
-  /** Wavelength, Å (default: the file's, else from its voltage). */
-  wavelengthA?: number;
-  /** Convergence semi-angle, mrad (default: the file's). */
-  convergenceMrad?: number;
-  /** Scan step, Å (default: the file's). */
-  scanStepA?: number;
-  /** Detector sampling, Å⁻¹ per px (default: semi-angle over the BF radius, else the file geometry). */
-  dkInvAPerPx?: number;
-  /** Bad-pixel policy (default "zero"). */
-  mask?: H5MaskPolicy;
-  /** "cpu" (default, f64) or "gpu" (WebGPU, f32; the fit's losses stay on the CPU, the record's notes say so). */
-  device?: "cpu" | "gpu";
-  /** Fit C10, C12, phi12 first (true: default search), with options. */
-  fit?: boolean | { c10RangeNm?: [number, number]; c12MaxNm?: number; global?: boolean; fitRotation?: boolean; maxFullEvaluations?: number };
-}
-/** What a reconstruction used (`scatterlab stem ssb`'s manifest fields), with the sources' provenance. */
-export interface SsbRecord {
-  center_row_col: [number, number];
-  bf_radius_px: number;
-  auto_probe: boolean;
-  bf_pixels: number;
-  aberrations: SsbAberrations;
-  fitted: boolean;
-  /** The fit's report (levels, evaluations, loss curve) when fitted. */
-  fit?: { loss: number; evaluations: number; loss_curve: { evaluation: number; level: string; loss: number; C10_nm: number; C12_nm: number; phi12_rad: number; rotation_deg: number }[]; [key: string]: unknown };
-  rotation_deg: number;
-  rotation_source: string;
-  transposed: boolean;
-  optics: { wavelength_a: number; k_alpha_inv_a: number; dk_inv_a_per_px: number };
-  convergence_mrad: number;
-  scan_step_a: number;
-  sampling_rule: string;
-  gamma_floor: number;
-  notes: string[];
-  /** Device and precision, e.g. "cpu (f64, rustfft)". */
-  device: string;
-  version: string;
-  provenance: unknown;
-  [key: string]: unknown;
-}
-/** Result of `H5Session.ssb`. */
-export interface SsbResult {
-  /** angle(object), radians, row-major over the scan. */
-  phase: Float32Array;
-  /** [scan rows, scan cols]. */
-  shape: [number, number];
-  /** The aberrations used (fitted when asked). */
-  aberrations: SsbAberrations;
-  record: SsbRecord;
-}
-"#;
+const TS_H5_TYPES: &'static str = include_str!("../../../../web/src/generated/h5.ts");
 
 /// Files opened for reading: HDF5 trees, and one 4D-STEM acquisition read frame by frame or
 /// streamed. Works only in a Web Worker (it reads with `FileReaderSync`); no file is ever read
@@ -234,7 +106,7 @@ impl H5Session {
         #[wasm_bindgen(js_name = onProgress, unchecked_param_type = "((done: number, total: number) => void) | undefined")] on_progress: Option<js_sys::Function>,
         #[wasm_bindgen(unchecked_param_type = "AbortSignal | undefined")] signal: Option<Object>,
     ) -> Result<JsValue, JsError> {
-        let options = to_json(&options, "options")?;
+        let options = to_json(&options, "options", "reduce")?;
         let cancel = scatterlab_core::CancelToken::new();
         let aborted = |s: &Option<Object>| s.as_ref().is_some_and(|s| Reflect::get(s, &"aborted".into()).is_ok_and(|v| v.is_truthy()));
         if aborted(&signal) {
@@ -291,7 +163,7 @@ impl H5Session {
     /// `[0, 100]`). The bytes fit `new ImageData(new Uint8ClampedArray(rgba.buffer), cols, rows)`.
     #[wasm_bindgen(js_name = displayRgba)]
     pub fn display_rgba(values: &[f64], #[wasm_bindgen(unchecked_param_type = "StemDisplayOptions | undefined")] options: JsValue) -> Result<js_sys::Uint8Array, JsError> {
-        let options = to_json(&options, "options")?;
+        let options = to_json(&options, "options", "displayRgba")?;
         let rgba = super::reduce::display_rgba(values, &options).map_err(err)?;
         Ok(js_sys::Uint8Array::from(rgba.as_slice()))
     }
@@ -310,7 +182,7 @@ impl H5Session {
         #[wasm_bindgen(unchecked_param_type = "SsbOptions | undefined")] options: JsValue,
         #[wasm_bindgen(js_name = onProgress, unchecked_param_type = "((done: number, total: number) => void) | undefined")] on_progress: Option<js_sys::Function>,
     ) -> Result<JsValue, JsError> {
-        let options = to_json(&options, "options")?;
+        let options = to_json(&options, "options", "ssb")?;
         let cancel = scatterlab_core::CancelToken::new();
         let mut thrown: Option<JsValue> = None;
         let mut progress = |done: u64, total: u64| {
@@ -369,40 +241,6 @@ impl H5Session {
         set(&out, "framesTotal", &(step.frames_total as f64).into())?;
         Ok(out.into())
     }
-}
-
-/// A JS options value as JSON, keeping what JSON cannot say: non-finite numbers become the
-/// string [`NON_FINITE`]` + "NaN"` (so the option parser names them), `undefined` is `null`;
-/// functions and symbols are errors naming their key.
-fn to_json(v: &JsValue, name: &str) -> Result<serde_json::Value, JsError> {
-    use serde_json::Value;
-    if v.is_undefined() || v.is_null() {
-        return Ok(Value::Null);
-    }
-    if let Some(x) = v.as_f64() {
-        return Ok(serde_json::Number::from_f64(x).map_or_else(|| Value::String(format!("{NON_FINITE}{x}")), Value::Number));
-    }
-    if let Some(b) = v.as_bool() {
-        return Ok(Value::Bool(b));
-    }
-    if let Some(s) = v.as_string() {
-        return Ok(Value::String(s));
-    }
-    if Array::is_array(v) {
-        let a: &Array = v.unchecked_ref();
-        return a.iter().enumerate().map(|(i, x)| to_json(&x, &format!("{name}[{i}]"))).collect::<Result<Vec<_>, _>>().map(Value::Array);
-    }
-    if v.is_object() && !v.is_function() {
-        let mut map = serde_json::Map::new();
-        for entry in Object::entries(v.unchecked_ref()).iter() {
-            let pair: Array = entry.unchecked_into();
-            let key = pair.get(0).as_string().unwrap_or_default();
-            let value = to_json(&pair.get(1), &format!("{name}.{key}"))?;
-            map.insert(key, value);
-        }
-        return Ok(Value::Object(map));
-    }
-    Err(JsError::new(&format!("ssb: {name} is not a JSON value (a function or symbol)")))
 }
 
 thread_local! {

@@ -3,7 +3,7 @@
 //! DPC rotation and iDPC — with the fused pass on the CPU (u64) or the worker's WebGPU (paired
 //! u32, identical integers), frames streamed from the picked files. The products are keyed and
 //! shaped exactly like the CLI's `.npy` files; `display` maps any of them to RGBA through the
-//! fixtures' display pipeline. Options are read by name ([`crate::bloch::options`]): an unknown
+//! fixtures' display pipeline. Options are read by name ([`crate::options`]): an unknown
 //! key, a wrong type or a non-finite number is an error naming it.
 
 use scatterlab_core::CancelToken;
@@ -14,7 +14,7 @@ use scatterlab_stem::reduce::{reduce_pausing, Pause, RadiusUnit, ReduceDevice, R
 use serde_json::Value;
 
 use super::session::{parse_mask, H5Core};
-use crate::bloch::options::{boolean, choice, fixed, object, positive, string, whole};
+use crate::options::{boolean, choice, fixed, object, positive, string, whole};
 
 const OP: &str = "reduce";
 const KNOWN: [&str; 8] = ["center", "bfRadius", "adf", "bin", "mask", "radiusUnit", "allowMissing", "device"];

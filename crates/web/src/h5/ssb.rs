@@ -3,7 +3,7 @@
 //! f32, [`scatterlab_stem::gpu::ssb_gpu`]; frames streamed from the picked files), with the
 //! options of the JS call read from a JSON value. Every option is checked by name: an unknown
 //! key, a wrong type or a non-finite number (JS `NaN`, `Infinity`, which the handle turns into
-//! the strings [`NON_FINITE`]`+ "NaN"` before they reach here) is an error naming the key —
+//! the strings [`crate::options::NON_FINITE`]`+ "NaN"` before they reach here; [`crate::options`]) is an error naming the key —
 //! never a silent default.
 
 use scatterlab_core::CancelToken;
@@ -11,12 +11,10 @@ use scatterlab_gpu::GpuContext;
 use scatterlab_stem::gpu::ssb_gpu;
 use scatterlab_stem::load::LoadProvenance;
 use scatterlab_stem::ssb::{ssb, Aberrations, FitOptions, SsbOptions, SsbRecord};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::session::{parse_mask, H5Core};
-
-/// Prefix of the string a non-finite JS number becomes on its way into JSON.
-pub const NON_FINITE: &str = "\u{0}nonfinite:";
+use crate::options::{boolean, fixed, number, object, whole, At};
 
 /// The result of [`H5Core::ssb`]: the phase (f32 radians, row-major), its shape, the
 /// aberrations used and the reconstruction's record (with provenance) as JSON text.
@@ -30,49 +28,6 @@ pub struct SsbAnswer {
     pub aberrations: Aberrations,
     /// [`scatterlab_stem::ssb::SsbRecord`] plus `provenance`, as JSON text.
     pub record_json: String,
-}
-
-/// A number value named `name`: `null` is `None`; anything but a finite number is an error.
-fn num_value(v: Option<&Value>, name: &str) -> Result<Option<f64>, String> {
-    match v {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => n.as_f64().map(Some).ok_or_else(|| format!("ssb: {name} is not a number")),
-        Some(Value::String(s)) if s.starts_with(NON_FINITE) => Err(format!("ssb: {name} must be a finite number (got {})", &s[NON_FINITE.len()..])),
-        Some(other) => Err(format!("ssb: {name} must be a number (got {other})")),
-    }
-}
-
-/// The number option `path + key` of `map`.
-fn number(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<f64>, String> {
-    num_value(map.get(key), &format!("{path}{key}"))
-}
-
-fn boolean(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bool>, String> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(other) => Err(format!("ssb: {path}{key} must be true or false (got {other})")),
-    }
-}
-
-/// A `[a, b]` pair of finite numbers.
-fn pair(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<[f64; 2]>, String> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Array(v)) if v.len() == 2 => {
-            let item = |i: usize| num_value(v.get(i), &format!("{path}{key}[{i}]"))?.ok_or_else(|| format!("ssb: {path}{key}[{i}] must be a number (got null)"));
-            Ok(Some([item(0)?, item(1)?]))
-        }
-        Some(other) => Err(format!("ssb: {path}{key} must be [number, number] (got {other})")),
-    }
-}
-
-fn object<'a>(v: &'a Value, path: &str, known: &[&str]) -> Result<&'a Map<String, Value>, String> {
-    let map = v.as_object().ok_or_else(|| format!("ssb: {} must be an object (got {v})", if path.is_empty() { "options" } else { path.trim_end_matches('.') }))?;
-    if let Some(k) = map.keys().find(|k| !known.contains(&k.as_str())) {
-        return Err(format!("ssb: unknown option {path}{k} (known: {})", known.join(", ")));
-    }
-    Ok(map)
 }
 
 const KNOWN: [&str; 12] = ["center", "bfRadius", "rotationDeg", "transposed", "aberrations", "wavelengthA", "convergenceMrad", "scanStepA", "dkInvAPerPx", "mask", "fit", "device"];
@@ -100,55 +55,51 @@ pub fn parse_device(v: &Value) -> Result<SsbDevice, String> {
 const KNOWN_AB: [&str; 3] = ["C10_nm", "C12_nm", "phi12_rad"];
 const KNOWN_FIT: [&str; 5] = ["c10RangeNm", "c12MaxNm", "global", "fitRotation", "maxFullEvaluations"];
 
+/// Where the top-level options and the nested `aberrations` / `fit` objects are read.
+const OPTIONS: At = At { op: "ssb", path: "options" };
+const ABERRATIONS: At = At { op: "ssb", path: "options.aberrations" };
+const FIT: At = At { op: "ssb", path: "options.fit" };
+
 /// The library's options from the JS call's (`undefined`/`null` = all defaults).
 pub fn parse_options(v: &Value) -> Result<SsbOptions, String> {
-    if v.is_null() {
-        return Ok(SsbOptions::default());
-    }
-    let m = object(v, "", &KNOWN)?;
+    let Some(m) = object(v, OPTIONS, &KNOWN)? else { return Ok(SsbOptions::default()) };
     let mut o = SsbOptions {
-        center: pair(m, "center", "")?,
-        bf_radius: number(m, "bfRadius", "")?,
-        rotation_deg: number(m, "rotationDeg", "")?,
-        transposed: boolean(m, "transposed", "")?,
-        wavelength_a: number(m, "wavelengthA", "")?,
-        convergence_mrad: number(m, "convergenceMrad", "")?,
-        scan_step_a: number(m, "scanStepA", "")?,
-        dk_inv_a_per_px: number(m, "dkInvAPerPx", "")?,
+        center: fixed::<2>(m, "center", OPTIONS, "[row, col] in pixels")?,
+        bf_radius: number(m, "bfRadius", OPTIONS)?,
+        rotation_deg: number(m, "rotationDeg", OPTIONS)?,
+        transposed: boolean(m, "transposed", OPTIONS)?,
+        wavelength_a: number(m, "wavelengthA", OPTIONS)?,
+        convergence_mrad: number(m, "convergenceMrad", OPTIONS)?,
+        scan_step_a: number(m, "scanStepA", OPTIONS)?,
+        dk_inv_a_per_px: number(m, "dkInvAPerPx", OPTIONS)?,
         ..SsbOptions::default()
     };
     o.mask = match m.get("mask") {
         None | Some(Value::Null) => parse_mask(None)?,
         Some(Value::String(s)) => parse_mask(Some(s))?,
-        Some(other) => return Err(format!("ssb: mask must be \"zero\" or \"keep\" (got {other})")),
+        Some(other) => return Err(format!("ssb: options.mask must be \"zero\" or \"keep\" (got {other})")),
     };
-    if let Some(a) = m.get("aberrations").filter(|a| !a.is_null()) {
-        let a = object(a, "aberrations.", &KNOWN_AB)?;
-        let get = |k: &str| number(a, k, "aberrations.").map(|v| v.unwrap_or(0.0));
+    if let Some(a) = object(m.get("aberrations").unwrap_or(&Value::Null), ABERRATIONS, &KNOWN_AB)? {
+        let get = |k: &str| number(a, k, ABERRATIONS).map(|v| v.unwrap_or(0.0));
         o.aberrations = Aberrations { c10_nm: get("C10_nm")?, c12_nm: get("C12_nm")?, phi12_rad: get("phi12_rad")? };
     }
     o.fit = match m.get("fit") {
         None | Some(Value::Null) | Some(Value::Bool(false)) => None,
         Some(Value::Bool(true)) => Some(FitOptions::default()),
         Some(f @ Value::Object(_)) => {
-            let f = object(f, "fit.", &KNOWN_FIT)?;
+            let Some(f) = object(f, FIT, &KNOWN_FIT)? else { return Err("ssb: options.fit must be an object".to_owned()) };
             let d = FitOptions::default();
-            let evals = match number(f, "maxFullEvaluations", "fit.")? {
-                None => d.max_full_evaluations,
-                Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= 1e6 => n as usize,
-                Some(n) => return Err(format!("ssb: fit.maxFullEvaluations must be a whole number from 1 to 1e6 (got {n})")),
-            };
             Some(FitOptions {
-                c10_range_nm: pair(f, "c10RangeNm", "fit.")?.unwrap_or(d.c10_range_nm),
-                c12_max_nm: number(f, "c12MaxNm", "fit.")?.unwrap_or(d.c12_max_nm),
-                global: boolean(f, "global", "fit.")?.unwrap_or(d.global),
-                fit_rotation: boolean(f, "fitRotation", "fit.")?.unwrap_or(d.fit_rotation),
-                max_full_evaluations: evals,
+                c10_range_nm: fixed::<2>(f, "c10RangeNm", FIT, "[low, high] in nm")?.unwrap_or(d.c10_range_nm),
+                c12_max_nm: number(f, "c12MaxNm", FIT)?.unwrap_or(d.c12_max_nm),
+                global: boolean(f, "global", FIT)?.unwrap_or(d.global),
+                fit_rotation: boolean(f, "fitRotation", FIT)?.unwrap_or(d.fit_rotation),
+                max_full_evaluations: whole(f, "maxFullEvaluations", FIT, 1, 1_000_000)?.map_or(d.max_full_evaluations, |n| n as usize),
                 // One thread: wasm32 has no threads here (the library uses 1 there anyway).
                 threads: Some(1),
             })
         }
-        Some(other) => return Err(format!("ssb: fit must be true, false or an object of fit options (got {other})")),
+        Some(other) => return Err(format!("ssb: options.fit must be true, false or an object of fit options (got {other})")),
     };
     Ok(o)
 }

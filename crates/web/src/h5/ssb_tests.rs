@@ -8,8 +8,9 @@ use scatterlab_stem::load::{Acquisition, Hints, MapFileSet};
 use scatterlab_stem::ssb::{ssb, Aberrations, FitOptions, SsbOptions};
 use serde_json::json;
 
-use super::ssb::{parse_options, NON_FINITE};
+use super::ssb::parse_options;
 use super::*;
+use crate::options::NON_FINITE;
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/stem/");
 const SMALL: [&str; 4] = ["dev_small_master.h5", "dev_small_data_000001.h5", "dev_small_data_000002.h5", "dev_small_data_000003.h5"];
@@ -77,10 +78,10 @@ fn bad_options_are_named() {
     let cases = [
         (json!({"bfRadius": nan}), "bfRadius must be a finite number (got NaN)"),
         (json!({"center": [1.0, format!("{NON_FINITE}Infinity")]}), "center[1] must be a finite number (got Infinity)"),
-        (json!({"center": [1.0]}), "center must be [number, number]"),
+        (json!({"center": [1.0]}), "options.center must be 2 numbers [row, col]"),
         (json!({"aberrations": {"C10_nm": nan}}), "aberrations.C10_nm must be a finite number"),
-        (json!({"aberrations": {"C21_nm": 1.0}}), "unknown option aberrations.C21_nm"),
-        (json!({"radius": 3.0}), "unknown option radius"),
+        (json!({"aberrations": {"C21_nm": 1.0}}), "unknown option options.aberrations.C21_nm"),
+        (json!({"radius": 3.0}), "unknown option options.radius"),
         (json!({"transposed": "yes"}), "transposed must be true or false"),
         (json!({"mask": "drop"}), "\"drop\""),
         (json!({"fit": {"maxFullEvaluations": 0}}), "fit.maxFullEvaluations"),
