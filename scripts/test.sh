@@ -25,6 +25,8 @@ stage() {
 # a, b, d: native unit/integration tests, WGSL kernels on lavapipe vs their CPU twins, naga
 # validation of every shader, egui_kittest UI tests.
 stage native cargo test --workspace --all-targets --no-fail-fast
+# every cargo-fuzz target for a few seconds on its committed seeds (dev builds, no sanitizer).
+[ -f scripts/fuzz-smoke.sh ] && stage fuzz bash scripts/fuzz-smoke.sh
 # g: the Python extension (crates/py) built into setup.sh's venv, pytest on a two-process Dask cluster.
 [ -f scripts/test-python.sh ] && stage python bash scripts/test-python.sh
 # c: wasm-bindgen-test in headless Chromium with WebGPU (SwiftShader).
