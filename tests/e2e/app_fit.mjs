@@ -90,6 +90,19 @@ await withPage("app fit", async (page, server, browser) => {
       await click(name);
       return started;
     };
+    /**
+     * Types `value` into the number field `name` (a click starts egui's text edit).
+     * @param {string} name
+     * @param {number} value
+     */
+    const setNumber = async (name, value) => {
+      await click(name);
+      await page.keyboard.press("End");
+      for (let i = 0; i < 8; i++) await page.keyboard.press("Backspace");
+      await page.keyboard.type(String(value));
+      await page.keyboard.press("Enter");
+      await page.waitForTimeout(100);
+    };
     /** @param {string} name */
     const landmark = (name) => page.waitForFunction((n) => window.scatterlabApp.landmark(n), name, { timeout: 10_000, polling: 50 });
 
@@ -132,7 +145,10 @@ await withPage("app fit", async (page, server, browser) => {
     const png = decodePng(readFileSync(await (await download("plots PNG")).path()));
     check("plots PNG download", png.width > 200 && png.height > 100, `${png.width}×${png.height}`);
 
-    // Cancel a second fit from its button once it reports progress.
+    // Cancel a second fit from its button once it reports progress. Its population is the
+    // largest (200 × free): from the fitted values the default one converges in ~3 s, which a
+    // loaded machine's click can miss.
+    await setNumber("population × free", 200);
     await click("Run fit");
     await until("the second fit's progress", (s) => s.fit.running && s.fit.progress && s.fit.progress.iteration >= 2);
     await click("Cancel");
@@ -140,6 +156,8 @@ await withPage("app fit", async (page, server, browser) => {
     check("Cancel stops the fit with its best point", cut.fit.result?.cancelled === true, JSON.stringify(cut.fit.result));
     // Cancelled early from the fitted values, its best point is worse: the table keeps the fitted values.
     check("a cancelled fit worse than its start leaves the values", (cut.fit.result.chi2 >= cut.fit.result.startChi2) === /values kept/.test(cut.fit.message?.ok ?? ""), JSON.stringify(cut.fit.message));
+
+    await setNumber("population × free", 15);
 
     // MCMC in the worker: the samples reach the app's histograms.
     await click("MCMC (after DE + LM)");

@@ -132,7 +132,8 @@ impl FitPanel {
                 ui.add(egui::DragValue::new(&mut s.max_generations).range(1..=100_000)).labelled_by(label.id);
                 ui.end_row();
                 let label = ui.label("population × free");
-                ui.add(egui::DragValue::new(&mut s.popsize).range(1..=200)).labelled_by(label.id);
+                let r = ui.add(egui::DragValue::new(&mut s.popsize).range(1..=200)).labelled_by(label.id);
+                crate::landmarks::mark(&r, "population × free");
                 let label = ui.label("MCMC steps");
                 ui.add(egui::DragValue::new(&mut s.mcmc_steps).range(8..=1_000_000)).labelled_by(label.id);
                 ui.end_row();
