@@ -19,6 +19,7 @@ root=$PWD
 secs=${FUZZ_SECS:-10}
 [ "$secs" -le 20 ] || { echo "FUZZ_SECS=$secs: the smoke runs each target at most 20 s (the campaign is TESTING.md § Fuzz campaign)"; exit 2; }
 export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$HOME/.cache/scatterlab/fuzz-target}"
+export CARGO_INCREMENTAL=0
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/fuzz-smoke.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 

@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 source scripts/env.sh
+# One build per run: incremental caches would only cost disk (~10 GiB across the test binaries).
+export CARGO_INCREMENTAL=0
+df -h "$HOME" | sed 's/^/disk: /'
 
 passed=0
 failed=0
