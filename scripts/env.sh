@@ -19,7 +19,7 @@ scatterlab_fuzz_target="${FUZZ_TARGET_DIR:-$HOME/.cache/scatterlab/fuzz-target}"
 scatterlab_free_kib() { df -Pk "$HOME" 2>/dev/null | awk 'NR == 2 { print $4 }'; }
 scatterlab_wipe() { echo "scatterlab cache: $1: removing $2" >&2; rm -rf "$2"; }
 if ! pgrep -x cargo >/dev/null 2>&1; then
-  for cap in "$CARGO_TARGET_DIR:30000000" "$scatterlab_fuzz_target:8000000"; do
+  for cap in "$CARGO_TARGET_DIR:40000000" "$scatterlab_fuzz_target:8000000"; do
     dir=${cap%:*}
     if [ -d "$dir" ] && [ "$(du -s "$dir" 2>/dev/null | cut -f1)" -gt "${cap##*:}" ]; then
       scatterlab_wipe "over $((${cap##*:} / 1000000)) GiB" "$dir"

@@ -52,8 +52,15 @@ export type { FitMethod, FitOptions, FitProgress, FitResult, FitState } from "./
 export { H5Files } from "./h5.js";
 export type { H5FrameBatch, H5MaskPolicy, H5Pixels, H5StreamOptions, H5StreamResult, H5Tree, SsbAberrations, SsbFitOptions, SsbOptions, SsbProgress, SsbRecord, SsbResult, StemDisplayOptions, StemInfo, StemProduct, StemReduceOptions, StemReduction } from "./h5.js";
 
-/** The device a {@link Scatterlab} computes on: `"cpu"` (f64) or `"gpu"` (WebGPU, f32). */
+/** The device a {@link Scatterlab} computes on: `"cpu"` (f64) or `"gpu"` (WebGPU, f32 or df64). */
 export type ScatterlabDevice = "cpu" | "gpu";
+
+/**
+ * The arithmetic of a {@link Scatterlab}'s curves: `"f64"` on the CPU; on the GPU `"f32"` (the
+ * default, within 2e-3 of f64) or `"df64"` (hi/lo f32 pairs, within 1e-6 of the CPU's f64, several
+ * times slower). Never chosen for you.
+ */
+export type ScatterlabPrecision = "f64" | "f32" | "df64";
 
 /** Numbers per layer, in any array-like form (`number[]`, `Float64Array`, ...). */
 export type Column = ArrayLike<number>;
@@ -96,6 +103,11 @@ export interface CreateOptions {
   /** The device to compute on. Required: there is no default and no fallback. */
   device: ScatterlabDevice;
   /**
+   * The arithmetic: `"f64"` for `"cpu"`; `"f32"` (default) or `"df64"` for `"gpu"`. A precision
+   * the device does not have rejects, naming both.
+   */
+  precision?: ScatterlabPrecision;
+  /**
    * Where `scatterlab_web_bg.wasm` is served; default: `./pkg/scatterlab_web_bg.wasm` beside this
    * module (webpack 5, Vite and Parcel emit it; see the README for esbuild and Rollup).
    */
@@ -135,6 +147,8 @@ interface Pending {
 export class Scatterlab {
   /** The device this instance computes on. */
   readonly device: ScatterlabDevice;
+  /** The arithmetic of its curves: `"f64"` (CPU), `"f32"` or `"df64"` (GPU). */
+  readonly precision: ScatterlabPrecision;
   /** The backend in words: `"cpu f64"`, or the GPU adapter and wgpu backend. */
   readonly backend: string;
   readonly #worker: Worker;
@@ -147,6 +161,7 @@ export class Scatterlab {
     this.#pending = pending;
     this.#nextId = nextId;
     this.device = info.device;
+    this.precision = info.precision;
     this.backend = info.backend;
   }
 
@@ -208,7 +223,7 @@ export class Scatterlab {
     const id = 0;
     const info = await new Promise<Answer>((resolve, reject) => {
       pending.set(id, { resolve, reject });
-      const request: WorkerRequest = { id, op: "init", device, wasmUrl };
+      const request: WorkerRequest = { id, op: "init", device, wasmUrl, ...(options.precision !== undefined ? { precision: options.precision } : {}) };
       worker.postMessage(request);
     })
       .catch((error: unknown) => {

@@ -8,13 +8,15 @@
 import type { BlochCaseResult, BlochRefineProgress, BlochRefineResult, BlochRequestBody, BlochRocking, BlochRockingProgress, BlochSimulation } from "./bloch.js";
 import type { FitOptions, FitProgress, FitResult } from "./fit.js";
 import type { H5FrameBatch, H5Pixels, H5RequestBody, H5StreamResult, H5Tree, SsbProgress, SsbResult, StemInfo, StemReduction } from "./h5.js";
-import type { ScatterlabDevice, StackColumnArrays } from "./index.js";
+import type { ScatterlabDevice, ScatterlabPrecision, StackColumnArrays } from "./index.js";
 
 /** Loads the wasm and opens a handle on `device`. */
 export interface InitRequest {
   id: number;
   op: "init";
   device: ScatterlabDevice;
+  /** The caller's precision; absent: the device's default (`"f64"` CPU, `"f32"` GPU). */
+  precision?: ScatterlabPrecision;
   /** Absolute URL of `scatterlab_web_bg.wasm`. */
   wasmUrl: string;
 }
@@ -78,6 +80,7 @@ export type WorkerRequest = InitRequest | ReflectivityRequest | FitRequest | Can
 /** Answer to {@link InitRequest}. */
 export interface InitResult {
   device: ScatterlabDevice;
+  precision: ScatterlabPrecision;
   backend: string;
 }
 

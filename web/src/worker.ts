@@ -161,10 +161,10 @@ async function handle(request: Exclude<WorkerRequest, { op: "cancel" | "ack" }>)
       await init({ module_or_path: await fetchWasm(request.wasmUrl) }).catch((error: unknown) => {
         throw new Error(`cannot load the scatterlab wasm from ${request.wasmUrl}: ${describe(error)}`);
       });
-      engine = await WasmScatterlab.create(request.device).catch((error: unknown) => {
+      engine = await WasmScatterlab.create(request.device, request.precision).catch((error: unknown) => {
         throw new Error(browserGpuMessage(describe(error)));
       });
-      return [{ device: engine.device, backend: engine.backend }, []];
+      return [{ device: engine.device, precision: engine.precision, backend: engine.backend }, []];
     }
     case "reflectivity": {
       if (engine === null) throw new Error("scatterlab worker: not initialised");

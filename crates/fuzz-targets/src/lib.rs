@@ -168,3 +168,22 @@ pub const TARGETS: [Target; 10] = [
     ("columns", columns),
     ("acquisition", acquisition),
 ];
+
+#[cfg(test)]
+mod tests {
+    use scatterlab_stem::load::{Acquisition as Acq, Hints, MAX_FRAME_BYTES};
+
+    /// The campaign's slow acquisition (a forged detector shape within the old 1 GiB frame limit,
+    /// its chunks never written: three frame reads took 3.5 s and 1.7 GB) is now refused when
+    /// opened, naming the frame size and the limit.
+    #[test]
+    fn forged_frame_size_is_refused_at_open() {
+        let input = include_bytes!("../../../fuzz/seeds/acquisition/regression_slow_frames_1p7gb.bin");
+        let files = super::Acquisition::split(input);
+        let message = match Acq::open(&files, "master.h5", &Hints::default()) {
+            Ok(acq) => panic!("opened: {} frames", acq.n_frames()),
+            Err(e) => e.to_string(),
+        };
+        assert!(message.contains("detector frame of") && message.contains(&format!("over {MAX_FRAME_BYTES} bytes")), "{message}");
+    }
+}

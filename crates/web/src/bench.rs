@@ -1,14 +1,18 @@
 //! Benchmark entry points of the npm package's wasm: the 4D-STEM chunk decoder timed in the
 //! browser (`benches/web/stem_wasm.mjs`), set beside the native `stem_decode_bench`, and the
-//! general 4×4 reflectivity on `refl_general_bench`'s stack (`benches/web/refl_wasm.mjs`).
+//! general 4×4 reflectivity on `refl_general_bench`'s stack (`benches/web/refl_wasm.mjs`), on the
+//! CPU and, through [`GeneralGpuBench`], on the page's WebGPU in df64.
 //!
 //! Not part of the package's documented API: a page calls them with whole file bytes, which the
 //! real loader ([`crate::h5`]) never does (it reads `File` slices in a worker).
 
+use scatterlab_core::DeviceKind;
 use scatterlab_hdf5::storage::bytes;
 use scatterlab_hdf5::{open_raw, H5File};
-use scatterlab_refl::general::{general_reflectivity, GeneralStack, TensorLayer};
+use scatterlab_refl::general::{self, general_reflectivity, GeneralRequest, GeneralStack, TensorLayer};
 use wasm_bindgen::prelude::*;
+
+use crate::Session;
 
 /// Decodes every chunk of `dataset` in one HDF5 file held in memory and returns the sum of its
 /// unsigned pixels (u8, u16 or u32 little-endian by element size) as a checksum (an f64, exact
@@ -58,9 +62,53 @@ pub fn refl_general_bench(rough: bool) -> Result<f64, JsError> {
 
 /// [`refl_general_bench`] for Rust callers and native tests.
 pub fn general_checksum(rough: bool) -> Result<f64, String> {
-    let q: Vec<f64> = (0..256).map(|i| 0.001 + (0.25 - 0.001) * f64::from(i) / 255.0).collect();
+    let q = general_q();
     let r = general_reflectivity(&general_stack(rough), GENERAL_ENERGY_EV, &q).map_err(|e| e.to_string())?;
     Ok([&r.r_ss, &r.r_pp, &r.r_sp, &r.r_ps].iter().flat_map(|c| c.iter()).sum())
+}
+
+/// `refl_general_bench`'s q grid: 256 points from 0.001 to 0.25 Å⁻¹.
+fn general_q() -> Vec<f64> {
+    (0..256).map(|i| 0.001 + (0.25 - 0.001) * f64::from(i) / 255.0).collect()
+}
+
+/// The df64 4×4 kernel on the page's WebGPU device, on [`refl_general_bench`]'s stack: the
+/// browser's side of `refl_general_bench`'s "GPU df64" rows (one curve, and 8 in one dispatch as
+/// a DE population would send). The page times [`GeneralGpuBench::run`]; the first call compiles
+/// the kernel and is not timed.
+#[wasm_bindgen]
+pub struct GeneralGpuBench {
+    session: Session,
+}
+
+#[wasm_bindgen]
+impl GeneralGpuBench {
+    /// Acquires the page's WebGPU device (an error when the browser has none, never a CPU
+    /// stand-in).
+    pub async fn create() -> Result<GeneralGpuBench, JsError> {
+        Ok(Self { session: Session::new(DeviceKind::Gpu).await.map_err(|e| JsError::new(&e))? })
+    }
+
+    /// The adapter and backend in words, for the benchmark's heading.
+    #[wasm_bindgen(getter)]
+    pub fn backend(&self) -> String {
+        self.session.backend()
+    }
+
+    /// `curves` copies of the bench curve (`rough`: 3 Å on every interface) in one dispatch;
+    /// returns Σ (R_ss + R_pp + R_sp + R_ps) over the first curve's q, to compare with the CPU's.
+    pub async fn run(&self, rough: bool, curves: u32) -> Result<f64, JsError> {
+        gpu_checksum(&self.session, rough, curves).await.map_err(|e| JsError::new(&e))
+    }
+}
+
+/// [`GeneralGpuBench::run`] for Rust callers.
+pub async fn gpu_checksum(session: &Session, rough: bool, curves: u32) -> Result<f64, String> {
+    let (stack, q) = (general_stack(rough), general_q());
+    let requests: Vec<GeneralRequest<'_>> = (0..curves.max(1)).map(|_| GeneralRequest { stack: &stack, energy_ev: GENERAL_ENERGY_EV, q: &q }).collect();
+    let r = general::compute(session.engine(), &requests).await.map_err(|e| e.to_string())?;
+    let first = r.first().ok_or("no curve computed")?;
+    Ok([&first.r_ss, &first.r_pp, &first.r_sp, &first.r_ps].iter().flat_map(|c| c.iter()).sum())
 }
 
 /// `refl_general_bench`'s `shape(rough)`, formula for formula.

@@ -47,6 +47,11 @@ use wasm_bindgen::JsCast;
 const TS_TYPES: &'static str = r#"
 /** The device a handle computes on. */
 export type ScatterlabDevice = "cpu" | "gpu";
+/**
+ * The arithmetic of a handle's curves: `"f64"` on the CPU; on the GPU `"f32"` (the default, within
+ * 2e-3) or `"df64"` (hi/lo f32 pairs, within 1e-6 of the CPU's f64, several times slower).
+ */
+export type ScatterlabPrecision = "f64" | "f32" | "df64";
 /** Result of `Scatterlab.reflectivity`: one entry per q. */
 export interface ReflectivityResult {
   /** s-polarised (TE) power reflectance |r_s|². */
@@ -71,6 +76,8 @@ enum Backend {
 #[derive(Debug)]
 pub struct Session {
     backend: Backend,
+    /// On the GPU: the recursion in df64 instead of f32 (the caller's choice, never ours).
+    df64: bool,
 }
 
 impl Session {
@@ -86,7 +93,20 @@ impl Session {
                 Backend::Gpu(Box::new(pipeline))
             }
         };
-        Ok(Self { backend })
+        Ok(Self { backend, df64: false })
+    }
+
+    /// [`Session::new`] with the arithmetic named: `"f64"` (CPU only), `"f32"` or `"df64"` (GPU
+    /// only). A precision the device does not have is an error naming both, never a substitute.
+    pub async fn with_precision(device: DeviceKind, precision: &str) -> Result<Self, String> {
+        let df64 = match (device, precision) {
+            (DeviceKind::Cpu, "f64") | (DeviceKind::Gpu, "f32") => false,
+            (DeviceKind::Gpu, "df64") => true,
+            (DeviceKind::Cpu, "f32" | "df64") => return Err(format!("precision \"{precision}\": device \"cpu\" computes in f64 only; \"{precision}\" needs device \"gpu\"")),
+            (DeviceKind::Gpu, "f64") => return Err("precision \"f64\": device \"gpu\" has no f64; ask for \"df64\" (within 1e-6 of f64) or \"f32\"".to_owned()),
+            _ => return Err(format!("precision: unknown precision {precision:?} (expected \"f64\", \"f32\" or \"df64\")")),
+        };
+        Ok(Self { df64, ..Self::new(device).await? })
     }
 
     /// The device this session computes on.
@@ -118,8 +138,14 @@ impl Session {
     pub fn engine(&self) -> Engine<'_> {
         match &self.backend {
             Backend::Cpu => Engine::Cpu,
+            Backend::Gpu(pipeline) if self.df64 => Engine::GpuDf64(pipeline),
             Backend::Gpu(pipeline) => Engine::Gpu(pipeline),
         }
+    }
+
+    /// The arithmetic of its curves: `"f64"` (CPU), `"f32"` or `"df64"` (GPU).
+    pub fn precision(&self) -> &'static str {
+        self.engine().precision()
     }
 
     /// Reflectivity of `stack` at `energy_ev` over `q`. Inputs are validated first; an invalid
@@ -167,13 +193,22 @@ pub struct Scatterlab {
 
 #[wasm_bindgen]
 impl Scatterlab {
-    /// Opens a handle on `"cpu"` (f64) or `"gpu"` (WebGPU, f32). Rejects with an `Error` that
-    /// says why when the device cannot be had (for example no WebGPU adapter); never falls back.
-    pub async fn create(#[wasm_bindgen(unchecked_param_type = "ScatterlabDevice")] device: String) -> Result<Scatterlab, JsError> {
+    /// Opens a handle on `"cpu"` (f64) or `"gpu"` (WebGPU, f32 unless `precision` is `"df64"`;
+    /// a `ScatterlabPrecision`, left a plain optional string in the signature so that it stays
+    /// optional in the generated TypeScript). Rejects with an `Error` that says why when the device
+    /// cannot be had (for example no WebGPU adapter) or has no such precision; never falls back.
+    pub async fn create(#[wasm_bindgen(unchecked_param_type = "ScatterlabDevice")] device: String, precision: Option<String>) -> Result<Scatterlab, JsError> {
         install_panic_hook();
         let kind = parse_device(&device).map_err(|e| JsError::new(&e))?;
-        let session = Session::new(kind).await.map_err(|e| JsError::new(&e))?;
+        let precision = precision.unwrap_or_else(|| if kind == DeviceKind::Gpu { "f32" } else { "f64" }.to_owned());
+        let session = Session::with_precision(kind, &precision).await.map_err(|e| JsError::new(&e))?;
         Ok(Scatterlab { session })
+    }
+
+    /// The arithmetic of its curves: `"f64"` (CPU), `"f32"` or `"df64"` (GPU).
+    #[wasm_bindgen(getter, unchecked_return_type = "ScatterlabPrecision")]
+    pub fn precision(&self) -> String {
+        self.session.precision().to_owned()
     }
 
     /// The device this handle computes on: `"cpu"` or `"gpu"`.

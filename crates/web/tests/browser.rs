@@ -164,7 +164,7 @@ fn error_message(error: wasm_bindgen::JsError) -> String {
 
 #[wasm_bindgen_test]
 async fn exported_handle_computes_and_rejects_bad_inputs() {
-    let lab = Scatterlab::create("gpu".into()).await.map_err(error_message).expect("gpu handle");
+    let lab = Scatterlab::create("gpu".into(), None).await.map_err(error_message).expect("gpu handle");
     assert_eq!(lab.device(), "gpu");
     console_log!("exported handle: device {}, backend {}", lab.device(), lab.backend());
     let cases = fixture_cases();
@@ -208,12 +208,40 @@ async fn exported_handle_computes_and_rejects_bad_inputs() {
     assert_eq!(again, got);
 
     // Unknown device: an Error, not a fallback.
-    let message = error_message(Scatterlab::create("tpu".into()).await.expect_err("unknown device must be rejected"));
+    let message = error_message(Scatterlab::create("tpu".into(), None).await.expect_err("unknown device must be rejected"));
     assert!(message.contains("tpu"), "{message}");
 
     // The CPU handle over the same exported surface.
-    let cpu = Scatterlab::create("cpu".into()).await.map_err(error_message).unwrap();
-    assert_eq!((cpu.device().as_str(), cpu.backend().as_str()), ("cpu", "cpu f64"));
+    let cpu = Scatterlab::create("cpu".into(), None).await.map_err(error_message).unwrap();
+    assert_eq!((cpu.device().as_str(), cpu.backend().as_str(), cpu.precision().as_str()), ("cpu", "cpu f64", "f64"));
+    assert_eq!(lab.precision(), "f32");
+
+    // precision "df64" on the GPU (issue 21): the same case within 1e-6·R + 1e-13 of the CPU's f64.
+    let df64 = Scatterlab::create("gpu".into(), Some("df64".into())).await.map_err(error_message).expect("df64 handle");
+    assert_eq!((df64.device().as_str(), df64.precision().as_str()), ("gpu", "df64"));
+    let thickness = col(|l| l.thickness);
+    let (fine, _) = read_result(
+        &df64
+            .reflectivity(*energy, q.clone(), thickness.clone(), col(|l| l.roughness), col(|l| l.delta_o), col(|l| l.beta_o), col(|l| l.delta_e), col(|l| l.beta_e))
+            .await
+            .map_err(error_message)
+            .unwrap(),
+    );
+    let (exact, _) = read_result(
+        &cpu.reflectivity(*energy, q.clone(), thickness, col(|l| l.roughness), col(|l| l.delta_o), col(|l| l.beta_o), col(|l| l.delta_e), col(|l| l.beta_e))
+            .await
+            .map_err(error_message)
+            .unwrap(),
+    );
+    let excess = fine.r_s.iter().chain(&fine.r_p).zip(exact.r_s.iter().chain(&exact.r_p)).map(|(a, b)| (a - b).abs() / (1e-6 * b.abs() + 1e-13)).fold(0.0f64, f64::max);
+    console_log!("{id} df64 handle: worst |gpu − cpu| / (1e-6·R + 1e-13) = {excess:.3}");
+    assert!(excess <= 1.0, "{id}: df64 handle {excess} of its allowance");
+
+    // A precision the device does not have, or none at all: an Error naming it, not a substitute.
+    for (device, precision, expect) in [("cpu", "df64", "needs device \"gpu\""), ("gpu", "f64", "has no f64"), ("cpu", "f16", "unknown precision")] {
+        let message = error_message(Scatterlab::create(device.into(), Some(precision.into())).await.expect_err("bad precision must be rejected"));
+        assert!(message.contains(precision) && message.contains(expect), "{device} {precision}: {message}");
+    }
 }
 
 /// On the page's main thread there is no `FileReaderSync`: opening files says a worker is needed.

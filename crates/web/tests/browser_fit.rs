@@ -87,7 +87,7 @@ fn recorder(promise: bool) -> (Closure<dyn FnMut(JsValue) -> JsValue>, Reports) 
 
 #[wasm_bindgen_test]
 async fn short_seeded_de_lowers_chi2_and_repeats() {
-    let lab = Scatterlab::create("cpu".into()).await.map_err(error_message).unwrap();
+    let lab = Scatterlab::create("cpu".into(), None).await.map_err(error_message).unwrap();
     let settings = r#"{"method": "de", "seed": 11, "maxGenerations": 15, "popsize": 5}"#;
     let (callback, reports) = recorder(false);
     let a = lab.fit(TASK.into(), options(settings), Some(callback.as_ref().unchecked_ref::<Function>().clone()), None).await.map_err(error_message).unwrap();
@@ -122,7 +122,7 @@ const FILM_NATIVE: [(u64, f64, f64, f64); 2] = [(3, 37.0, 1715.0, 19.00612947614
 
 #[wasm_bindgen_test]
 async fn the_film_fit_follows_the_native_trajectory() {
-    let lab = Scatterlab::create("cpu".into()).await.map_err(error_message).unwrap();
+    let lab = Scatterlab::create("cpu".into(), None).await.map_err(error_message).unwrap();
     for (seed, generations, evaluations, chi2) in FILM_NATIVE {
         let r = lab.fit(FILM.into(), options(&format!(r#"{{"method": "de", "seed": {seed}}}"#)), None, None).await.map_err(error_message).unwrap();
         console_log!(
@@ -143,7 +143,7 @@ fn get_best(result: &JsValue) -> f64 {
 
 #[wasm_bindgen_test]
 async fn an_abort_from_a_timer_stops_the_fit_and_its_state_resumes() {
-    let lab = Scatterlab::create("cpu".into()).await.map_err(error_message).unwrap();
+    let lab = Scatterlab::create("cpu".into(), None).await.map_err(error_message).unwrap();
     // An AbortSignal stand-in, flipped by a timer task: only reachable if the fit yields.
     let signal = Object::new();
     Reflect::set(&signal, &"aborted".into(), &false.into()).unwrap();
@@ -178,7 +178,7 @@ async fn an_abort_from_a_timer_stops_the_fit_and_its_state_resumes() {
 
 #[wasm_bindgen_test]
 async fn bad_options_and_a_throwing_callback_reject_by_name() {
-    let lab = Scatterlab::create("cpu".into()).await.map_err(error_message).unwrap();
+    let lab = Scatterlab::create("cpu".into(), None).await.map_err(error_message).unwrap();
     let fail = |settings: &'static str| {
         let lab = &lab;
         async move { error_message(lab.fit(TASK.into(), options(settings), None, None).await.expect_err(settings)) }

@@ -98,8 +98,9 @@ fn block(layers: &[LayerTerms], interfaces: &[InterfaceTerms], q: &V) -> (V, V) 
         if lb.thickness > 0.0 && b < n - 1 {
             let two_d = 2.0 * lb.thickness;
             // exp(2i k d) = exp(−2 d Im k) · (cos, sin)(2 d Re k)
-            let phase_s = Cv { re: lanes!(|i| -two_d * ks_b.im[i]), im: lanes!(|i| two_d * ks_b.re[i]) }.exp();
-            let phase_p = Cv { re: lanes!(|i| -two_d * kp_b.im[i]), im: lanes!(|i| two_d * kp_b.re[i]) }.exp();
+            let arg_s = Cv { re: lanes!(|i| -two_d * ks_b.im[i]), im: lanes!(|i| two_d * ks_b.re[i]) };
+            let arg_p = Cv { re: lanes!(|i| -two_d * kp_b.im[i]), im: lanes!(|i| two_d * kp_b.re[i]) };
+            let (phase_s, phase_p) = if lb.small_phase { (arg_s.exp_small(), arg_p.exp_small()) } else { (arg_s.exp(), arg_p.exp()) };
             xs = parratt_step(num_s, den_s, xs, phase_s);
             xp = parratt_step(num_p, den_p, xp, phase_p);
         } else {

@@ -66,6 +66,18 @@ impl Cv {
         let (s, c) = sin_cos(self.im);
         Self { re: lanes!(|i| m[i] * c[i]), im: lanes!(|i| m[i] * s[i]) }
     }
+    /// exp of every lane when |re| and |im| are at most [`SMALL_PHASE`] in every lane (the phase
+    /// factor of a thin slab, [`super::LayerTerms::small_phase`]): Taylor series without range
+    /// reduction, about a third of [`Cv::exp`]'s operations, within 3e-16 relative of it.
+    #[inline(always)]
+    pub fn exp_small(self) -> Self {
+        let (a, b) = (self.re, self.im);
+        let m = lanes!(|i| horner(a[i], &EXP_SMALL));
+        let z = lanes!(|i| b[i] * b[i]);
+        let s = lanes!(|i| b[i] + b[i] * z[i] * horner(z[i], &SIN_SMALL));
+        let c = lanes!(|i| 1.0 - 0.5 * z[i] + z[i] * z[i] * horner(z[i], &COS_SMALL));
+        Self { re: lanes!(|i| m[i] * c[i]), im: lanes!(|i| m[i] * s[i]) }
+    }
     /// The square root with Im ≥ 0 in every lane (see [`super::decaying_root`]); inputs must
     /// not be so small that their squares underflow (the caller checks q).
     #[inline(always)]
@@ -79,6 +91,16 @@ impl Cv {
         Self { re: lanes!(|i| re[i] * flip[i]), im: lanes!(|i| im[i] * flip[i]) }
     }
 }
+
+/// Largest |argument| of [`Cv::exp_small`]: at 1/8 the truncated terms are below 3e-16 relative
+/// (exp: x¹¹/11!; cos: x¹⁰/10!; sin: x¹¹/11!).
+pub const SMALL_PHASE: f64 = 0.125;
+/// e^x to degree 10 (Taylor, highest first).
+pub const EXP_SMALL: [f64; 11] = [1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0];
+/// sin x = x + x·z·P(z), z = x², P to x⁹'s term (Taylor, highest first).
+pub const SIN_SMALL: [f64; 4] = [1.0 / 362880.0, -1.0 / 5040.0, 1.0 / 120.0, -1.0 / 6.0];
+/// cos x = 1 − z/2 + z²·P(z), P to x⁸'s term (Taylor, highest first).
+pub const COS_SMALL: [f64; 3] = [1.0 / 40320.0, -1.0 / 720.0, 1.0 / 24.0];
 
 /// 1.5·2^52: adding it to an integer-valued f64 below 2^51 in magnitude puts the integer in the
 /// low mantissa bits.
@@ -179,5 +201,21 @@ mod tests {
         }
         assert!(worst.0 < 1e-14 && worst.1 < 1e-13, "{worst:?}");
         assert_eq!(exp([-800.0; L]), [0.0; L]);
+    }
+
+    /// The small-argument exp equals the reduced one to a few ulps over the whole square it is used on.
+    #[test]
+    fn exp_small_matches_exp_within_its_range() {
+        let mut worst = 0.0f64;
+        for k in 0..20_000 {
+            let t = |j: usize| (((k * L + j) as f64 * 0.7548776662466927).fract() * 2.0 - 1.0) * SMALL_PHASE;
+            let z = Cv { re: lanes!(|i| t(i)), im: lanes!(|i| t(i + 3)) };
+            let (small, full) = (z.exp_small(), z.exp());
+            for i in 0..L {
+                let scale = full.re[i].hypot(full.im[i]);
+                worst = worst.max((small.re[i] - full.re[i]).abs().max((small.im[i] - full.im[i]).abs()) / scale);
+            }
+        }
+        assert!(worst < 1e-15, "{worst:e}");
     }
 }

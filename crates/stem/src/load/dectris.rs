@@ -19,8 +19,12 @@ use super::Acquisition;
 /// The frames dataset's path in data files and single files.
 pub const DATA_PATH: &str = "/entry/data/data";
 const DATA_GROUP: &str = "/entry/data";
-/// Largest frame accepted (1 GiB: a 16384 × 16384 u32 detector); larger shapes are damage.
-pub const MAX_FRAME_BYTES: usize = 1 << 30;
+/// Largest frame accepted: 256 MiB (an 8192 × 8192 u32 detector, 3.7× the largest Dectris
+/// camera's frame, EIGER2 16M's 4148 × 4362 u32 = 72 MB); larger shapes are damage. It was 1 GiB
+/// until the fuzz campaign forged a 120 kB acquisition whose three frame reads (fill-valued
+/// chunks: no bytes stored) took 3.5 s and 1.7 GB; a frame read holds its bytes, its pixels and a
+/// chunk buffer at once, and a wasm heap has 4 GiB in all.
+pub const MAX_FRAME_BYTES: usize = 1 << 28;
 /// Most frames an acquisition may declare (2³²: a 4096 × 4096 scan, far beyond any camera's;
 /// a damaged `nimages` of 2⁶⁴ − 1 once overflowed every per-frame allocation).
 pub const MAX_FRAMES: u64 = 1 << 32;

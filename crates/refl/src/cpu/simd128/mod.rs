@@ -91,8 +91,9 @@ fn block(layers: &[LayerTerms], interfaces: &[InterfaceTerms], q: F, k: &Consts)
         }
         if lb.thickness > 0.0 && b < n - 1 {
             let two_d = 2.0 * lb.thickness;
-            let phase_s = Cx { re: F::splat(-two_d) * ks_b.im, im: F::splat(two_d) * ks_b.re }.exp(k);
-            let phase_p = Cx { re: F::splat(-two_d) * kp_b.im, im: F::splat(two_d) * kp_b.re }.exp(k);
+            let arg_s = Cx { re: F::splat(-two_d) * ks_b.im, im: F::splat(two_d) * ks_b.re };
+            let arg_p = Cx { re: F::splat(-two_d) * kp_b.im, im: F::splat(two_d) * kp_b.re };
+            let (phase_s, phase_p) = if lb.small_phase { (arg_s.exp_small(k), arg_p.exp_small(k)) } else { (arg_s.exp(k), arg_p.exp(k)) };
             xs = parratt_step(num_s, den_s, xs, phase_s, k);
             xp = parratt_step(num_p, den_p, xp, phase_p, k);
         } else {

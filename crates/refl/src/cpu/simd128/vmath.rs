@@ -127,6 +127,10 @@ pub(super) struct Consts {
     half_down: f64,
     one: f64,
     half: f64,
+    /// `vmath::EXP_SMALL`, `SIN_SMALL`, `COS_SMALL` (the thin-slab phase's series).
+    exp_small: [f64; 11],
+    sin_small: [f64; 4],
+    cos_small: [f64; 3],
 }
 
 pub(super) static CONSTS: Consts = Consts {
@@ -158,6 +162,9 @@ pub(super) static CONSTS: Consts = Consts {
     half_down: 0.499_999_999_999_999_94,
     one: 1.0,
     half: 0.5,
+    exp_small: crate::cpu::vmath::EXP_SMALL,
+    sin_small: crate::cpu::vmath::SIN_SMALL,
+    cos_small: crate::cpu::vmath::COS_SMALL,
 };
 
 impl Consts {
@@ -244,6 +251,16 @@ impl Cx {
     pub(super) fn exp(self, k: &Consts) -> Cx {
         let m = exp(self.re, k);
         let (s, c) = sin_cos(self.im, k);
+        Cx { re: m * c, im: m * s }
+    }
+    /// `Cv::exp_small`, operation for operation (|re|, |im| ≤ `vmath::SMALL_PHASE`).
+    #[inline(always)]
+    pub(super) fn exp_small(self, k: &Consts) -> Cx {
+        let (a, b) = (self.re, self.im);
+        let m = horner(a, &k.exp_small, k);
+        let z = b * b;
+        let s = b + b * z * horner(z, &k.sin_small, k);
+        let c = k.f(&k.one) - k.f(&k.half) * z + z * z * horner(z, &k.cos_small, k);
         Cx { re: m * c, im: m * s }
     }
     /// `Cv::decaying_root`: the root with Im ≥ 0.
