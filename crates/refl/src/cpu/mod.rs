@@ -73,42 +73,49 @@ struct InterfaceTerms {
 }
 
 fn prepare(request: &CurveRequest<'_>) -> (Vec<LayerTerms>, Vec<InterfaceTerms>) {
+    let (mut layers, mut interfaces) = (Vec::new(), Vec::new());
+    prepare_into(request, &mut layers, &mut interfaces);
+    (layers, interfaces)
+}
+
+thread_local! {
+    /// The per-layer and per-interface terms of the thread's last curve, kept so that a fit's
+    /// thousands of curves (a DE generation, one after another on this thread, in the browser's
+    /// worker too) reuse two allocations instead of making two per curve.
+    static SCRATCH: std::cell::RefCell<(Vec<LayerTerms>, Vec<InterfaceTerms>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// [`prepare`] into `layers_out` and `interfaces_out` (cleared first; their capacity is reused).
+fn prepare_into(request: &CurveRequest<'_>, layers_out: &mut Vec<LayerTerms>, interfaces_out: &mut Vec<InterfaceTerms>) {
+    layers_out.clear();
+    interfaces_out.clear();
     let k0 = scatterlab_core::units::photon_k0(request.energy_ev);
     let k02 = k0 * k0;
     let q2_max = request.q.iter().fold(0.0f64, |m, &q| m.max(0.25 * q * q));
-    let chis: Vec<(C64, C64)> = request.stack.layers.iter().map(|l| (C64::new(-2.0 * l.delta_o, 2.0 * l.beta_o), C64::new(-2.0 * l.delta_e, 2.0 * l.beta_e))).collect();
-    let layers = request
-        .stack
-        .layers
-        .iter()
-        .zip(&chis)
-        .map(|(l, &(co, ce))| {
-            let eps_ratio = (1.0 + co) / (1.0 + ce);
-            // |k_z|² ≤ |χ k0²| + Q² for s, and |ε_o/ε_e| times that of χ_e for p; 1 % margin
-            // over the roots' rounding.
-            let k2_max = ((co * k02).norm() + q2_max).max(eps_ratio.norm() * ((ce * k02).norm() + q2_max));
-            LayerTerms {
-                chi_o_k: co * k02,
-                eps_ratio,
-                chi_e_k: ce * k02,
-                inv_eps_o: 1.0 / (1.0 + co),
-                thickness: l.thickness,
-                sigma2: l.roughness * l.roughness,
-                small_phase: 2.0 * l.thickness * k2_max.sqrt() * 1.01 <= vmath::SMALL_PHASE,
-            }
-        })
-        .collect();
+    let chi = |l: &crate::Layer| (C64::new(-2.0 * l.delta_o, 2.0 * l.beta_o), C64::new(-2.0 * l.delta_e, 2.0 * l.beta_e));
+    layers_out.extend(request.stack.layers.iter().map(|l| {
+        let (co, ce) = chi(l);
+        let eps_ratio = (1.0 + co) / (1.0 + ce);
+        // |k_z|² ≤ |χ k0²| + Q² for s, and |ε_o/ε_e| times that of χ_e for p; 1 % margin
+        // over the roots' rounding.
+        let k2_max = ((co * k02).norm() + q2_max).max(eps_ratio.norm() * ((ce * k02).norm() + q2_max));
+        LayerTerms {
+            chi_o_k: co * k02,
+            eps_ratio,
+            chi_e_k: ce * k02,
+            inv_eps_o: 1.0 / (1.0 + co),
+            thickness: l.thickness,
+            sigma2: l.roughness * l.roughness,
+            small_phase: 2.0 * l.thickness * k2_max.sqrt() * 1.01 <= vmath::SMALL_PHASE,
+        }
+    }));
     let p_of = |(co, ce): (C64, C64)| co + ce + co * ce;
-    let interfaces = chis
-        .windows(2)
-        .map(|w| {
-            let (a, b) = (w[0], w[1]);
-            let (pa, pb) = (p_of(a), p_of(b));
-            let norm = 1.0 / ((1.0 + pa) * (1.0 + pb));
-            InterfaceTerms { ds: (a.0 - b.0) * k02, dp_const: (a.1 - b.1 + a.1 * pb - b.1 * pa) * k02 * norm, dp_q2: (pb - pa) * norm }
-        })
-        .collect();
-    (layers, interfaces)
+    interfaces_out.extend(request.stack.layers.windows(2).map(|w| {
+        let (a, b) = (chi(&w[0]), chi(&w[1]));
+        let (pa, pb) = (p_of(a), p_of(b));
+        let norm = 1.0 / ((1.0 + pa) * (1.0 + pb));
+        InterfaceTerms { ds: (a.0 - b.0) * k02, dp_const: (a.1 - b.1 + a.1 * pb - b.1 * pa) * k02 * norm, dp_q2: (pb - pa) * norm }
+    }));
 }
 
 /// The s and p kz of a layer at Q² = (q/2)².
@@ -168,16 +175,30 @@ type LanesCurve = fn(&[LayerTerms], &[InterfaceTerms], &[f64], &mut [f64], &mut 
 
 /// One curve through `curve`, or point by point for underflowing q.
 fn evaluate(request: &CurveRequest<'_>, curve: LanesCurve) -> Reflectivity {
-    let (layers, interfaces) = prepare(request);
+    SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+        Ok(mut scratch) => {
+            let (layers, interfaces) = &mut *scratch;
+            prepare_into(request, layers, interfaces);
+            evaluate_with(request, layers, interfaces, curve)
+        }
+        // Only if a curve were evaluated inside another on this thread: fresh buffers then.
+        Err(_) => {
+            let (layers, interfaces) = prepare(request);
+            evaluate_with(request, &layers, &interfaces, curve)
+        }
+    })
+}
+
+fn evaluate_with(request: &CurveRequest<'_>, layers: &[LayerTerms], interfaces: &[InterfaceTerms], curve: LanesCurve) -> Reflectivity {
     let n = request.q.len();
     let mut out = Reflectivity { r_s: vec![0.0; n], r_p: vec![0.0; n] };
     // The vectorised path squares kz²; keep absurdly small q (valid, but underflowing) on the
     // scalar path, which guards with hypot.
     if request.q.iter().all(|&q| q > 1e-60) {
-        curve(&layers, &interfaces, request.q, &mut out.r_s, &mut out.r_p);
+        curve(layers, interfaces, request.q, &mut out.r_s, &mut out.r_p);
     } else {
         for (i, &q) in request.q.iter().enumerate() {
-            (out.r_s[i], out.r_p[i]) = point(&layers, &interfaces, q);
+            (out.r_s[i], out.r_p[i]) = point(layers, interfaces, q);
         }
     }
     out
