@@ -3,8 +3,8 @@
 #   rustfmt       the tree is formatted under rustfmt.toml
 #   clippy        [workspace.lints] (missing docs, SAFETY comments, no unwrap/expect/panic outside
 #                 tests, ...) and clippy's defaults, as errors, natively (every target) and for
-#                 wasm32 (the web crate and the app, each with its own features, as build-web.sh
-#                 builds them)
+#                 wasm32 (the web crate with its browser tests, and the app, each with its own
+#                 features, as build-web.sh builds them)
 #   rustdoc       `cargo doc --no-deps` with warnings as errors (broken intra-doc links), doc tests
 #   cargo-deny    licenses, bans and sources (advisories need the network database: not here)
 #   tsc           the end-to-end scripts (tests/e2e/*.mjs, JSDoc-typed) under `tsc --strict`
@@ -24,10 +24,11 @@ node_modules/.bin/tsc -p tests/e2e/tsconfig.json
 step "tsc --strict (e2e scripts)"
 cargo clippy -q --workspace --all-targets -- -D warnings
 step "clippy (native, all targets)"
-for pkg in scatterlab-web scatterlab-app; do
-  cargo clippy -q --target wasm32-unknown-unknown --lib -p "$pkg" -- -D warnings
-done
-step "clippy (wasm32: web, app)"
+# The web crate's browser tests (tests/browser*.rs, wasm32 only) are linted here: natively they are
+# compiled out.
+cargo clippy -q --target wasm32-unknown-unknown --lib --tests -p scatterlab-web -- -D warnings
+cargo clippy -q --target wasm32-unknown-unknown --lib -p scatterlab-app -- -D warnings
+step "clippy (wasm32: web with its browser tests, app)"
 RUSTDOCFLAGS="-D warnings" cargo doc -q --workspace --no-deps
 cargo test -q --workspace --doc
 step "rustdoc and doc tests"

@@ -203,3 +203,32 @@ fn forged_metadata_string_size_is_a_limit_error() {
     }
     assert!(start.elapsed().as_secs_f64() < 1.0, "refused in {:?}", start.elapsed());
 }
+
+/// Fuzz regression (`crates/hdf5/fuzz` target `open_tree`, 2026-12-05; the input is also
+/// `fuzz/seeds/open_tree/regression_chunk_grid_27m.h5`): a 7 KB file declaring a chunk grid of
+/// ~27 M cells, whose dense table took 435 MB. With `MAX_CHUNKS` at 2²⁴ (256 MiB of table),
+/// opening it for raw access is a limit error naming the file, the dataset and the grid; the
+/// tree and the links still read.
+#[test]
+fn forged_chunk_grid_is_a_limit_error() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz_chunk_grid_27m.h5");
+    let f = H5File::open_path(&path).unwrap();
+    let t = tree(&f, &TreeOptions::default());
+    let mut refused = Vec::new();
+    for node in &t.nodes {
+        match &node.kind {
+            NodeKind::Group { .. } => {
+                let _ = links(&f, &node.path);
+            }
+            NodeKind::Dataset(_) => {
+                if let Err(H5Error::Limit { file, object, what, requested, limit }) = open_raw(&f, &node.path) {
+                    assert_eq!((file.as_str(), object.as_str()), ("fuzz_chunk_grid_27m.h5", node.path.as_str()));
+                    assert!(what.starts_with("chunk table for grid") && limit == scatterlab_hdf5::raw::MAX_CHUNKS * 16 && requested > limit, "{what}: {requested} > {limit}");
+                    refused.push(node.path.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(!refused.is_empty(), "no dataset of the forged grid was refused");
+}

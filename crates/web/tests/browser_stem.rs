@@ -120,7 +120,7 @@ async fn fused_pass_on_random_frames_equals_the_cpu() {
         let r = det[0].min(det[1]) as f64 / 4.0;
         let mut dets = VirtualDetector::standard(c, r, [1.2 * r, 2.5 * r]);
         dets.push(VirtualDetector { name: "box".into(), shape: DetectorShape::Rect { rows: 1..det[0] - 1, cols: 2..det[1] - 3 } });
-        let mask = (0..px).map(|_| rng.next() % 3 == 0).collect();
+        let mask = (0..px).map(|_| rng.next().is_multiple_of(3)).collect();
         dets.push(VirtualDetector { name: "user".into(), shape: DetectorShape::Mask(mask) });
         let mut cpu = FusedPass::new(det, n, &dets).expect("cpu pass");
         let mut gpu = FusedPassGpu::new(&ctx, det, n, &dets).await.expect("gpu pass");

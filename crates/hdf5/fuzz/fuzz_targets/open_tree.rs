@@ -15,6 +15,10 @@ use scatterlab_hdf5::{links, open_raw, tree, H5File, RawLayout, TreeOptions};
 const MAX_BUFFER: u64 = 64 << 20;
 /// Never-written chunks decoded per dataset (all decode to the fill value).
 const MAX_FILL_CHUNKS: usize = 64;
+/// Chunks visited per dataset: the table itself is built whole by `open_raw` (bounded by
+/// `MAX_CHUNKS`); walking 16 M cells of a forged grid one callback at a time would only measure
+/// the harness (a timeout under ASan, campaign 2026-12-05), never reach new code.
+const MAX_VISITED_CHUNKS: usize = 1 << 16;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(f) = H5File::open(bytes(data.to_vec()), "fuzz.h5") else { return };
@@ -39,7 +43,7 @@ fn decode_all(f: &H5File, path: &str) {
     let mut scratch = Vec::new();
     if let RawLayout::Chunked { .. } = ds.layout {
         let mut fills = 0;
-        let _ = ds.read_chunks(f, 0..ds.n_chunks(), |i, loc, raw| {
+        let _ = ds.read_chunks(f, 0..ds.n_chunks().min(MAX_VISITED_CHUNKS), |i, loc, raw| {
             if !loc.is_stored() {
                 fills += 1;
                 if fills > MAX_FILL_CHUNKS {
