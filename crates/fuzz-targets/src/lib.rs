@@ -196,4 +196,12 @@ mod tests {
         };
         assert!(message.contains("detector frame of") && message.contains(&format!("over {MAX_FRAME_BYTES} bytes")), "{message}");
     }
+
+    /// The campaign's crash (`acquisition`, 2026-12-05 19:50 UTC): a master whose declared total
+    /// is near 2⁶⁴ with a data file missing made `neighbour_split` multiply past u64 (a panic
+    /// with overflow checks, a wrong range without). It opens or fails without a panic now.
+    #[test]
+    fn overflowing_missing_file_split_is_not_a_panic() {
+        super::acquisition(include_bytes!("../../../fuzz/seeds/acquisition/regression_overflow_neighbour_split.bin"));
+    }
 }

@@ -263,12 +263,18 @@ fn neighbour_split(parts: &[DataPart], total: Option<u64>) -> Vec<Option<[u64; 2
             let m = (run_end - i) as u64;
             for (j, f) in frames[i..run_end].iter_mut().enumerate() {
                 let j = j as u64;
-                *f = Some([start + (end - start) * j / m, start + (end - start) * (j + 1) / m]);
+                *f = Some([start + share(end - start, j, m), start + share(end - start, j + 1, m)]);
             }
         }
         i = run_end;
     }
     frames
+}
+
+/// `span · j / m` for j ≤ m (so at most `span`), in u128: a damaged declared total makes `span`
+/// up to 2⁶⁴ − 1, whose product with j overflowed u64 (campaign 2026-12-05, `acquisition`).
+fn share(span: u64, j: u64, m: u64) -> u64 {
+    u64::try_from(u128::from(span) * u128::from(j) / u128::from(m.max(1))).unwrap_or(span)
 }
 
 fn check_overlaps(parts: &[DataPart], file: &H5File) -> Result<()> {
