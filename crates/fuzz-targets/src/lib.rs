@@ -197,6 +197,19 @@ mod tests {
         assert!(message.contains("detector frame of") && message.contains(&format!("over {MAX_FRAME_BYTES} bytes")), "{message}");
     }
 
+    /// The campaign's out-of-memory (`acquisition`, 2026-12-05 20:28 UTC, after 9.3 M executions):
+    /// a data file whose chunk holds thousands of small frames, ~2 GB decoded at once. Chunks are
+    /// now held to the frame limit when opened, naming the chunk.
+    #[test]
+    fn forged_chunk_size_is_refused_at_open() {
+        let files = super::Acquisition::split(include_bytes!("../../../fuzz/seeds/acquisition/regression_oom_chunk_2gb.bin"));
+        let message = match Acq::open(&files, "master.h5", &Hints::default()) {
+            Ok(acq) => panic!("opened: {} frames", acq.n_frames()),
+            Err(e) => e.to_string(),
+        };
+        assert!(message.contains("chunk of") && message.contains(&format!("over {MAX_FRAME_BYTES} bytes")), "{message}");
+    }
+
     /// The campaign's crash (`acquisition`, 2026-12-05 19:50 UTC): a master whose declared total
     /// is near 2⁶⁴ with a data file missing made `neighbour_split` multiply past u64 (a panic
     /// with overflow checks, a wrong range without). It opens or fails without a panic now.

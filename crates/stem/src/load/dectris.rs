@@ -8,7 +8,7 @@
 use scatterlab_hdf5::links::{links, LinkTarget};
 use scatterlab_hdf5::raw::NumberKind;
 use scatterlab_hdf5::values::attribute_numbers;
-use scatterlab_hdf5::{open_raw, H5File, RawDataset};
+use scatterlab_hdf5::{open_raw, H5File, RawDataset, RawLayout};
 
 use super::error::{LoadError, Result};
 use super::fileset::FileSet;
@@ -307,6 +307,13 @@ fn frame_geometry(ds: &RawDataset, file: &H5File) -> Result<([usize; 2], PixelKi
     // shape once overflowed `rows * cols`; tests/robust.rs).
     if det[0].checked_mul(det[1]).and_then(|p| p.checked_mul(kind.size())).is_none_or(|b| b > MAX_FRAME_BYTES) {
         return Err(unsupported(format!("detector frame of {r}×{c} {} pixels (over {MAX_FRAME_BYTES} bytes)", kind.name())));
+    }
+    // A chunk is decoded whole into one buffer: the same bound (the campaign forged a chunk of
+    // thousands of small frames, ~2 GB, whose first read took 5 s and 2 GB).
+    if let RawLayout::Chunked { dims, .. } = &ds.layout {
+        if ds.chunk_bytes() > MAX_FRAME_BYTES as u64 {
+            return Err(unsupported(format!("chunk of {dims:?} elements, {} bytes (over {MAX_FRAME_BYTES} bytes)", ds.chunk_bytes())));
+        }
     }
     Ok((det, kind, ds.dtype.big_endian))
 }
